@@ -1,0 +1,5 @@
+"""`python -m kimi_acp` is `kimi`."""
+
+from .cli import main
+
+main()

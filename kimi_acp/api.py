@@ -1,0 +1,227 @@
+"""The agent as a Python library: `Agent.arun`, `arun_events`, `arun_wire`.
+
+The same core and session files as `kimi --wire`; approvals and questions go to callbacks.
+Without an approval callback every action is approved (yolo); without a question callback
+questions are dismissed.
+
+>>> import asyncio, json, tempfile
+>>> from kimi_acp import Agent
+>>> config = {"default_model": "echo", "models": {"echo": {"provider": "p", "model": "echo",
+...           "max_context_size": 100000}}, "providers": {"p": {"type": "_echo"}}}
+>>> agent = Agent(work_dir=tempfile.mkdtemp(), config=config)
+>>> asyncio.run(agent.arun("text: Hello from the echo model"))
+'Hello from the echo model'
+>>> async def kinds():
+...     return [type(e).__name__ async for e in agent.arun_events("text: hi")]
+>>> asyncio.run(kinds())
+['TurnBegin', 'StepBegin', 'TextPart', 'StatusUpdate', 'TurnEnd']
+>>> async def lines():
+...     return [line async for line in agent.arun_wire("text: hi")]
+>>> first = json.loads(asyncio.run(lines())[0])
+>>> first["method"], first["params"]["type"]
+('event', 'TurnBegin')
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, Union
+
+from .config import Config, LoadedConfig, load_config
+from .core.agent import INTERNAL_SIGNALS, AgentCore
+from .wire import jsonrpc as rpc
+from .wire.serde import WireDecodeError, from_envelope, to_envelope
+from .wire.types import (
+    ApprovalKind,
+    ApprovalRequest,
+    ApprovalResponse,
+    QuestionRequest,
+    QuestionResponse,
+    Request,
+    StepBegin,
+    TextPart,
+    UserInput,
+    WireMessage,
+)
+
+# An approval callback gets the request and returns "approve" / "approve_for_session" / "reject",
+# or (kind, feedback), or an ApprovalResponse; it may be async.
+ApprovalAnswer = Union[ApprovalKind, tuple[ApprovalKind, str], ApprovalResponse]
+ApprovalHandler = Callable[[ApprovalRequest], Union[ApprovalAnswer, Awaitable[ApprovalAnswer]]]
+# A question callback returns {question text: chosen label(s)}; empty means dismissed.
+QuestionHandler = Callable[[QuestionRequest], Union[dict[str, str], Awaitable[dict[str, str]]]]
+
+_END = object()
+
+
+class Agent:
+    """A coding agent bound to a work dir and a session (new, resumed by id, or the last one)."""
+
+    def __init__(
+        self,
+        *,
+        work_dir: str | Path = ".",
+        config: Config | dict[str, Any] | str | Path | None = None,
+        model: str | None = None,
+        session: str | None = None,
+        continue_session: bool = False,
+        yolo: bool = False,
+        on_approval: ApprovalHandler | None = None,
+        on_question: QuestionHandler | None = None,
+        max_steps_per_turn: int | None = None,
+    ) -> None:
+        from . import sessions
+
+        self._loaded = _load(config)
+        self._session = sessions.select(Path(work_dir), session, continue_session)
+        self._model = model
+        self._yolo = yolo
+        self._on_approval = on_approval
+        self._on_question = on_question
+        self._max_steps = max_steps_per_turn
+        self._core: AgentCore | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self._session.id
+
+    @property
+    def core(self) -> AgentCore:
+        if self._core is None:
+            from .kaos.local import LocalKaos
+
+            self._core = AgentCore(
+                session=self._session,
+                loaded_config=self._loaded,
+                kaos=LocalKaos(),
+                model_alias=self._model,
+                max_steps_per_turn=self._max_steps,
+            )
+            self._core.approvals.runtime_yolo = self._yolo or self._on_approval is None
+        return self._core
+
+    async def arun(self, user_input: UserInput) -> str:
+        """Run one turn; returns the text of the model's final reply."""
+        final: list[str] = []
+        async for message in self.arun_events(user_input):
+            if isinstance(message, StepBegin):
+                final = []
+            elif isinstance(message, TextPart):
+                final.append(message.text)
+        return "".join(final)
+
+    async def arun_events(self, user_input: UserInput) -> AsyncIterator[WireMessage]:
+        """Run one turn, yielding every Wire message in order (streamed chunks unmerged).
+
+        Errors of the turn (no model configured, provider failure) are raised after TurnEnd.
+        """
+        core = self.core
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        unsubscribe = core.stream.subscribe(queue.put_nowait)
+        answering: set[asyncio.Task[None]] = set()
+        turn = asyncio.create_task(core.run_turn(user_input))
+        turn.add_done_callback(lambda _: queue.put_nowait(_END))
+        try:
+            while True:
+                message = await queue.get()
+                if message is _END:
+                    break
+                if isinstance(message, INTERNAL_SIGNALS):
+                    continue
+                if isinstance(message, Request):
+                    task = asyncio.create_task(self._answer(message))
+                    answering.add(task)
+                    task.add_done_callback(answering.discard)
+                yield message
+            turn.result()  # re-raises the turn's error, after its TurnEnd was yielded
+        finally:
+            unsubscribe()
+            if not turn.done():
+                core.cancel()
+                await asyncio.wait([turn], timeout=3.0)
+            for task in answering:
+                task.cancel()
+
+    async def arun_wire(self, user_input: UserInput) -> AsyncIterator[str]:
+        """Like `arun_events`, each message as an NDJSON line (a JSON-RPC 2.0 `event`, as `kimi --wire`)."""
+        async for message in self.arun_events(user_input):
+            yield encode_event_line(message)
+
+    def steer(self, user_input: UserInput) -> None:
+        """Add input to the running turn; the model sees it after the current step."""
+        self.core.steer(user_input)
+
+    def cancel(self) -> bool:
+        return self.core.cancel()
+
+    async def aclose(self) -> None:
+        if self._core is not None:
+            await self._core.close()
+
+    async def _answer(self, request: Request) -> None:
+        if isinstance(request, ApprovalRequest):
+            answer: Any = "approve"
+            if self._on_approval is not None:
+                answer = await _maybe_await(self._on_approval(request))
+            request.resolve(_approval(request, answer))
+        elif isinstance(request, QuestionRequest):
+            answers: dict[str, str] = {}
+            if self._on_question is not None:
+                answers = await _maybe_await(self._on_question(request))
+            request.resolve(QuestionResponse(request_id=request.id, answers=answers or {}))
+        else:
+            request.resolve(None)
+
+
+def encode_event_line(message: WireMessage) -> str:
+    """One message as an NDJSON line: `event` notification, or `request` (with id) for requests."""
+    envelope = to_envelope(message)
+    if isinstance(message, Request):
+        data = rpc.request_message(message.id, "request", envelope)
+    else:
+        data = rpc.notification_message("event", envelope)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def decode_event_line(line: str | bytes) -> WireMessage:
+    """Inverse of `encode_event_line`; raises ValueError with a one-line reason on bad input."""
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        raise ValueError(f"not a JSON line: {exc}") from None
+    if not isinstance(data, dict) or data.get("method") not in ("event", "request"):
+        raise ValueError('not a Wire event line (expected method "event" or "request")')
+    try:
+        return from_envelope(data.get("params"))  # type: ignore[arg-type]
+    except WireDecodeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _load(config: Config | dict[str, Any] | str | Path | None) -> LoadedConfig:
+    if isinstance(config, Config):
+        return LoadedConfig(config, None, False)
+    if isinstance(config, dict):
+        return load_config(config_text=json.dumps(config))
+    if config is not None:
+        return load_config(config_file=config)
+    return load_config()
+
+
+def _approval(request: ApprovalRequest, answer: Any) -> ApprovalResponse:
+    if isinstance(answer, ApprovalResponse):
+        return answer
+    feedback = None
+    if isinstance(answer, tuple):
+        answer, feedback = answer
+    if answer not in ("approve", "approve_for_session", "reject"):
+        answer = "reject"
+    return ApprovalResponse(request_id=request.id, response=answer, feedback=feedback)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+

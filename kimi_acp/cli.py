@@ -1,0 +1,99 @@
+"""The `kimi` command: `kimi acp`, `kimi --wire`, `kimi login`, `kimi info`, `kimi sessions`.
+
+`kimi acp` is what IDEs start, so it bypasses click entirely (click alone costs ~40 ms of import
+time an IDE user would wait for). Everything else goes through the click group below.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv == ["acp"]:
+        acp_main()
+        return
+    _click_main()
+
+
+def acp_main() -> None:
+    """Entry point of `kimi acp` and `kimi-acp`."""
+    from .acp.entry import run
+
+    sys.exit(run())
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """A one-line error on stderr and an exit code; never a traceback."""
+    print(f"kimi: error: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
+def _click_main() -> None:
+    import click
+
+    from . import __version__
+
+    @click.group(
+        invoke_without_command=True,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        help="A coding agent for IDEs (ACP) and programs (Wire), compatible with Kimi Code CLI.",
+    )
+    @click.version_option(__version__, "-V", "--version", prog_name="kimi-acp")
+    @click.option("--wire", is_flag=True, help="Serve the Wire protocol (JSON-RPC 2.0, v1.10) on stdio.")
+    @click.option("-w", "--work-dir", type=click.Path(file_okay=False), help="Working directory (default: cwd).")
+    @click.option("-S", "-r", "--session", "--resume", "session_id", help="Resume (or create) this session id.")
+    @click.option("-C", "--continue", "continue_last", is_flag=True, help="Continue the last session of the work dir.")
+    @click.option("--config-file", type=click.Path(dir_okay=False), help="Config file (TOML, or JSON by suffix).")
+    @click.option("--config", "config_text", help="Config as a JSON or TOML string (overrides the file).")
+    @click.option("-m", "--model", help="Model alias from [models] (default: default_model).")
+    @click.option("--thinking/--no-thinking", default=None, help="Turn the model's thinking on or off.")
+    @click.option("-y", "--yolo", "--yes", "--auto-approve", "yolo", is_flag=True, help="Approve every action.")
+    @click.option("--max-steps-per-turn", type=click.IntRange(min=1), help="Stop a turn after this many steps.")
+    @click.pass_context
+    def cli(ctx: click.Context, wire: bool, **options: Any) -> None:
+        if ctx.invoked_subcommand is not None:
+            if wire:
+                fail("--wire cannot be combined with a subcommand")
+            return
+        if not wire:
+            click.echo(ctx.get_help())
+            click.echo(
+                "\nThis package has no interactive terminal UI: add `kimi acp` to your IDE, "
+                "or drive `kimi --wire` from a program."
+            )
+            return
+        from .wire_main import run_wire
+
+        sys.exit(run_wire(**options))
+
+    @cli.command(help="Serve the Agent Client Protocol on stdio (for Zed, JetBrains and other ACP clients).")
+    def acp() -> None:
+        acp_main()
+
+    @cli.command(help="Set up a provider and model interactively (writes config.toml).")
+    def login() -> None:
+        from .login import run_login
+
+        sys.exit(run_login())
+
+    @cli.command(help="Show version, share dir, config file, models and providers (never keys).")
+    @click.option("--config-file", type=click.Path(dir_okay=False), help="Config file to describe.")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def info(config_file: str | None, as_json: bool) -> None:
+        from .info import print_info
+
+        sys.exit(print_info(config_file, as_json))
+
+    @cli.command(help="List the sessions of a work dir, newest first.")
+    @click.option("-w", "--work-dir", type=click.Path(file_okay=False), help="Work dir (default: cwd).")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def sessions(work_dir: str | None, as_json: bool) -> None:
+        from .info import print_sessions
+
+        sys.exit(print_sessions(work_dir or str(Path.cwd()), as_json))
+
+    cli(prog_name="kimi")

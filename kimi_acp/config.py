@@ -1,0 +1,310 @@
+"""Kimi's `config.toml`: models, loading (file, `--config-file`, `--config`), env overrides.
+
+The format is Kimi Code CLI's, so an existing `~/.kimi/config.toml` works unchanged. Unknown keys
+are kept and ignored. A file that does not validate raises `ConfigError` with one line naming the
+file and the key; nothing is ever rewritten on error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+DEFAULT_SHARE_DIR = "~/.kimi"
+
+# Provider types this implementation can talk to; other Kimi types load fine but cannot be used.
+SUPPORTED_PROVIDER_TYPES = ("kimi", "openai_legacy", "anthropic", "_echo", "_scripted_echo")
+ECHO_PROVIDER_TYPES = ("_echo", "_scripted_echo")
+Capability = Literal["image_in", "video_in", "thinking", "always_thinking"]
+
+
+def share_dir() -> Path:
+    """`$KIMI_SHARE_DIR`, else `~/.kimi` (not created here)."""
+    return Path(os.environ.get("KIMI_SHARE_DIR") or DEFAULT_SHARE_DIR).expanduser()
+
+
+def default_config_path() -> Path:
+    return share_dir() / "config.toml"
+
+
+class ConfigError(Exception):
+    """A config that cannot be used; the message is one line and names file and key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
+
+
+class ProviderConfig(_Section):
+    type: str
+    base_url: str = ""
+    api_key: SecretStr = SecretStr("")
+    env: dict[str, str] = Field(default_factory=dict)
+    custom_headers: dict[str, str] = Field(default_factory=dict)
+    reasoning_key: str | None = None
+
+
+class ModelConfig(_Section):
+    provider: str
+    model: str
+    max_context_size: int = Field(gt=0)
+    capabilities: list[Capability] = Field(default_factory=list)
+    display_name: str | None = None
+
+
+class LoopControl(_Section):
+    max_steps_per_turn: int = Field(
+        default=1000, ge=1, validation_alias=AliasChoices("max_steps_per_turn", "max_steps_per_run")
+    )
+    max_retries_per_step: int = Field(default=3, ge=1)
+    max_ralph_iterations: int = Field(default=0, ge=-1)
+    reserved_context_size: int = Field(default=50_000, ge=1000)
+    compaction_trigger_ratio: float = Field(default=0.85, ge=0.5, le=0.99)
+
+
+HOOK_EVENTS = (
+    "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "StopFailure",
+    "SessionStart", "SessionEnd", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact",
+    "Notification",
+)
+
+
+class HookConfig(_Section):
+    event: Literal[
+        "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "StopFailure",
+        "SessionStart", "SessionEnd", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact",
+        "Notification",
+    ]
+    command: str
+    matcher: str = ""
+    timeout: int = Field(default=30, ge=1, le=600)
+
+
+class Config(_Section):
+    default_model: str = ""
+    default_thinking: bool = False
+    default_yolo: bool = False
+    default_plan_mode: bool = False
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    models: dict[str, ModelConfig] = Field(default_factory=dict)
+    loop_control: LoopControl = Field(default_factory=LoopControl)
+    hooks: list[HookConfig] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check_references(self) -> Config:
+        if self.default_model and self.default_model not in self.models:
+            raise ValueError(f"default_model {self.default_model!r} is not a key of [models]")
+        for alias, model in self.models.items():
+            if model.provider not in self.providers:
+                raise ValueError(f"models.{alias}.provider {model.provider!r} is not a key of [providers]")
+        return self
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    config: Config
+    path: Path | None  # None when it came from `--config TEXT`
+    from_default_location: bool
+
+
+DEFAULT_CONFIG_TEXT = """\
+# Kimi config (shared with Kimi Code CLI). Docs: docs/configuration.md
+# Run `kimi login` to add a provider and a model interactively.
+
+default_model = ""
+default_thinking = false
+default_yolo = false
+
+[providers]
+# [providers.moonshot]
+# type = "kimi"
+# base_url = "https://api.moonshot.ai/v1"
+# api_key = "sk-..."
+
+[models]
+# [models.kimi-k2]
+# provider = "moonshot"
+# model = "kimi-k2-0905-preview"
+# max_context_size = 262144
+
+[loop_control]
+max_steps_per_turn = 1000
+max_retries_per_step = 3
+"""
+
+
+def load_config(config_file: str | Path | None = None, config_text: str | None = None) -> LoadedConfig:
+    """Load `--config TEXT`, else `--config-file F`, else the default file (created if missing)."""
+    if config_text is not None:
+        data = _parse_text(config_text)
+        return LoadedConfig(_validate(data, "--config"), None, False)
+    if config_file is not None:
+        path = Path(config_file).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist")
+        return LoadedConfig(_validate(_read_file(path), str(path)), path, False)
+    path = default_config_path()
+    if not path.exists():
+        _create_default(path)
+        return LoadedConfig(Config(), path, True)
+    return LoadedConfig(_validate(_read_file(path), str(path)), path, True)
+
+
+def _create_default(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "x", encoding="utf-8") as f:
+            f.write(DEFAULT_CONFIG_TEXT)
+    except OSError:
+        pass  # a read-only home still gets a working (empty) config
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(raw)
+        else:
+            data = tomllib.loads(raw)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+        raise ConfigError(f"invalid {kind} in config file {path}: {_one_line(exc)}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a table/object at the top level")
+    return data
+
+
+def _parse_text(text: str) -> dict[str, Any]:
+    stripped = text.strip()
+    try:
+        data = json.loads(stripped) if stripped.startswith("{") else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"invalid --config text (JSON or TOML expected): {_one_line(exc)}") from None
+    if not isinstance(data, dict):
+        raise ConfigError("--config must be a JSON object or a TOML document")
+    return data
+
+
+def _validate(data: dict[str, Any], source: str) -> Config:
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err.get("loc", ()))
+        msg = err.get("msg", "invalid value")
+        msg = msg.removeprefix("Value error, ")
+        where = f" at {key}" if key else ""
+        raise ConfigError(f"invalid config in {source}{where}: {msg}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+# --------------------------------------------------------------------------- model selection
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A model alias with its provider, env overrides applied, and derived capabilities."""
+
+    alias: str
+    model: ModelConfig
+    provider_name: str
+    provider: ProviderConfig
+    capabilities: frozenset[str]
+
+    @property
+    def usable(self) -> bool:
+        """Enough to call: echo providers need nothing, others a base URL and a model name."""
+        if self.provider.type in ECHO_PROVIDER_TYPES:
+            return True
+        return bool(self.provider.base_url and self.model.model)
+
+    @property
+    def always_thinking(self) -> bool:
+        return "always_thinking" in self.capabilities
+
+    @property
+    def supports_thinking(self) -> bool:
+        return "thinking" in self.capabilities
+
+
+def derive_capabilities(model: ModelConfig) -> frozenset[str]:
+    caps = set(model.capabilities)
+    name = model.model.lower()
+    if "thinking" in name or "reason" in name:
+        caps |= {"thinking", "always_thinking"}
+    if name in ("kimi-for-coding", "kimi-code"):
+        caps |= {"thinking", "image_in", "video_in"}
+    return frozenset(caps)
+
+
+def resolve_model(config: Config, alias: str | None = None) -> ResolvedModel | None:
+    """The model to use (`alias`, else `default_model`), or None when none is configured."""
+    alias = alias or config.default_model
+    if not alias:
+        return None
+    if alias not in config.models:
+        raise ConfigError(f"model {alias!r} is not defined in [models]")
+    model = config.models[alias]
+    provider = config.providers[model.provider]
+    provider, model = apply_env_overrides(provider, model)
+    return ResolvedModel(alias, model, model.provider, provider, derive_capabilities(model))
+
+
+def apply_env_overrides(provider: ProviderConfig, model: ModelConfig) -> tuple[ProviderConfig, ModelConfig]:
+    """Kimi's env overrides: `KIMI_*` for kimi providers, `OPENAI_*` for openai ones."""
+    env = os.environ
+    p_update: dict[str, Any] = {}
+    m_update: dict[str, Any] = {}
+    if provider.type == "kimi":
+        if env.get("KIMI_BASE_URL"):
+            p_update["base_url"] = env["KIMI_BASE_URL"]
+        if env.get("KIMI_API_KEY"):
+            p_update["api_key"] = SecretStr(env["KIMI_API_KEY"])
+        if env.get("KIMI_MODEL_NAME"):
+            m_update["model"] = env["KIMI_MODEL_NAME"]
+        if env.get("KIMI_MODEL_MAX_CONTEXT_SIZE", "").isdigit():
+            m_update["max_context_size"] = int(env["KIMI_MODEL_MAX_CONTEXT_SIZE"])
+        if env.get("KIMI_MODEL_CAPABILITIES"):
+            caps = [c.strip() for c in env["KIMI_MODEL_CAPABILITIES"].split(",") if c.strip()]
+            m_update["capabilities"] = [c for c in caps if c in ("image_in", "video_in", "thinking", "always_thinking")]
+    elif provider.type.startswith("openai"):
+        if env.get("OPENAI_BASE_URL"):
+            p_update["base_url"] = env["OPENAI_BASE_URL"]
+        if env.get("OPENAI_API_KEY"):
+            p_update["api_key"] = SecretStr(env["OPENAI_API_KEY"])
+    if p_update:
+        provider = provider.model_copy(update=p_update)
+    if m_update:
+        model = model.model_copy(update=m_update)
+    return provider, model
+
+
+def model_sampling_overrides() -> dict[str, Any]:
+    """`KIMI_MODEL_TEMPERATURE`, `_TOP_P`, `_MAX_COMPLETION_TOKENS` (alias `_MAX_TOKENS`)."""
+    env = os.environ
+    out: dict[str, Any] = {}
+    for key, name in (("KIMI_MODEL_TEMPERATURE", "temperature"), ("KIMI_MODEL_TOP_P", "top_p")):
+        try:
+            if env.get(key):
+                out[name] = float(env[key])
+        except ValueError:
+            pass
+    raw = env.get("KIMI_MODEL_MAX_COMPLETION_TOKENS") or env.get("KIMI_MODEL_MAX_TOKENS")
+    if raw:
+        try:
+            out["max_completion_tokens"] = int(raw)
+        except ValueError:
+            pass
+    return out

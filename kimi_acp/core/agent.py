@@ -1,0 +1,544 @@
+"""The agent: one session's model, tools and history, and the turn loop that ties them together.
+
+A turn is TurnBegin, then steps (StepBegin, the model's streamed reply, tool calls started as soon
+as each is complete, their ToolResults, a StatusUpdate), then TurnEnd — always, whether the turn
+finished, failed or was cancelled. Every message goes out on `self.stream`; the session recorder
+and the front ends subscribe to it. Nothing here knows which front end is listening.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..config import Config, ConfigError, LoadedConfig, ResolvedModel, resolve_model
+from ..kaos.base import Kaos
+from ..llm.errors import ChatProviderError, is_retryable
+from ..llm.types import ChatProvider, ChatStream, Message
+from ..sessions import Session, shorten_title
+from ..tools import builtin_tools
+from ..tools.base import ToolContext, tool_error
+from ..wire.file import WireRecorder
+from ..wire.types import (
+    AudioURLPart,
+    ImageURLPart,
+    Request,
+    StatusUpdate,
+    SteerInput,
+    StepBegin,
+    StepInterrupted,
+    StepRetry,
+    TextPart,
+    ThinkPart,
+    TodoDisplayItem,
+    ToolCall,
+    ToolCallPart,
+    ToolResult,
+    TurnBegin,
+    TurnEnd,
+    UserInput,
+    VideoURLPart,
+    user_input_text,
+)
+from .approvals import Approvals
+from .context import Context
+from .errors import LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
+from .messages import assistant_message, estimate_tokens, tool_result_message, user_message
+from .prompt import build_system_prompt
+from .slash import parse_slash
+from .stream import MessageStream
+from .toolset import CANCELLED_MESSAGE, ToolOutcome, Toolset
+
+log = logging.getLogger(__name__)
+
+TurnStatus = Literal["finished", "cancelled", "max_steps_reached"]
+RETRY_INITIAL_S = 0.3
+RETRY_MAX_S = 5.0
+RETRY_AFTER_CAP_S = 60.0
+TOOL_CANCEL_GRACE_S = 0.8
+PLAN_MODE_REMINDER = (
+    "<system-reminder>Plan mode is on. Investigate with read-only tools and present a concrete plan; do not "
+    "change any file (WriteFile and StrReplaceFile are refused) until the user turns plan mode off."
+    "</system-reminder>"
+)
+
+
+@dataclass
+class TurnResult:
+    status: TurnStatus
+    steps: int | None = None  # set for max_steps_reached
+    stop_reason: str = "end_turn"  # end_turn | tool_rejected | slash | cancelled | max_steps
+
+
+@dataclass(frozen=True)
+class ModeChanged:
+    """Internal (not a Wire message): yolo or plan mode changed, e.g. by a slash command."""
+
+    yolo: bool
+    plan_mode: bool
+
+
+@dataclass(frozen=True)
+class TitleChanged:
+    """Internal (not a Wire message): the session got its title."""
+
+    title: str
+
+
+INTERNAL_SIGNALS = (ModeChanged, TitleChanged)
+
+
+@dataclass
+class _StepState:
+    """What one model reply produced so far, enough to record a consistent history if cut short."""
+
+    text: list[str] = field(default_factory=list)
+    think: list[str] = field(default_factory=list)
+    encrypted: str | None = None
+    calls: list[ToolCall] = field(default_factory=list)
+    tasks: dict[str, asyncio.Task[ToolOutcome]] = field(default_factory=dict)
+    open_call: ToolCall | None = None
+    open_args: list[str] = field(default_factory=list)
+
+    def close_open_call(self) -> ToolCall | None:
+        call, self.open_call = self.open_call, None
+        if call is None:
+            return None
+        args = "".join(self.open_args)
+        complete = call.model_copy(update={"function": call.function.model_copy(update={"arguments": args or None})})
+        self.calls.append(complete)
+        return complete
+
+    def assistant(self) -> Message:
+        return assistant_message("".join(self.think), self.encrypted, "".join(self.text), self.calls)
+
+
+class AgentCore:
+    """One session's agent. Create with `AgentCore.open(...)`; drive with `run_turn`."""
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        loaded_config: LoadedConfig,
+        kaos: Kaos,
+        model_alias: str | None = None,
+        thinking: bool | None = None,
+        max_steps_per_turn: int | None = None,
+    ) -> None:
+        self.session = session
+        self.loaded_config = loaded_config
+        self.kaos = kaos
+        self.stream = MessageStream()
+        self.recorder = WireRecorder(session.wire_file)
+        self.stream.subscribe(self._record)
+        self.context = Context.load(session.context_file)
+        self.approvals = Approvals(session, self.stream.send)
+        self.toolset = Toolset(builtin_tools())
+        self.toolset.plan_mode = lambda: self.plan_mode
+        self.model_alias = model_alias or session.state.model or None
+        self.thinking = thinking if thinking is not None else session.state.thinking
+        self.max_steps_override = max_steps_per_turn
+        self._provider: ChatProvider | None = None
+        self._steers: list[UserInput] = []
+        self._turn: asyncio.Task[TurnResult] | None = None
+        self._requests: dict[int, Request] = {}  # open requests of tools, by id()
+        if self.context.is_new:
+            self.context.start(build_system_prompt(session.work_dir, self.toolset.names()))
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def config(self) -> Config:
+        return self.loaded_config.config
+
+    @property
+    def work_dir(self) -> Path:
+        return self.session.work_dir
+
+    @property
+    def busy(self) -> bool:
+        return self._turn is not None
+
+    @property
+    def plan_mode(self) -> bool:
+        return self.session.state.plan_mode
+
+    @property
+    def max_steps(self) -> int:
+        return self.max_steps_override or self.config.loop_control.max_steps_per_turn
+
+    def resolved_model(self) -> ResolvedModel | None:
+        try:
+            return resolve_model(self.config, self.model_alias)
+        except ConfigError:
+            return None
+
+    @property
+    def max_context_size(self) -> int | None:
+        resolved = self.resolved_model()
+        return resolved.model.max_context_size if resolved else None
+
+    # ------------------------------------------------------------------ controls
+
+    def set_yolo(self, on: bool) -> None:
+        if self.approvals.yolo != on:
+            self.approvals.set_yolo(on)
+            self.stream.send(ModeChanged(yolo=on, plan_mode=self.plan_mode))
+
+    def set_plan_mode(self, on: bool) -> None:
+        """Turn plan mode on/off; persisted, announced with StatusUpdate(plan_mode)."""
+        if self.session.state.plan_mode != on:
+            self.session.state.plan_mode = on
+            self.session.save_state()
+        self.stream.send(StatusUpdate(plan_mode=on))
+        self.stream.send(ModeChanged(yolo=self.approvals.yolo, plan_mode=on))
+        if not self.busy:
+            self.recorder.flush()
+
+    async def set_model(self, alias: str, thinking: bool | None) -> None:
+        """Switch this session's model (validated); persisted in the session only."""
+        resolve_model(self.config, alias)  # raises ConfigError for an unknown alias
+        old, self._provider = self._provider, None
+        self.model_alias = alias
+        self.thinking = thinking
+        self.session.state.model = alias
+        self.session.state.thinking = thinking
+        self.session.save_state()
+        if old is not None:
+            await old.aclose()
+
+    def steer(self, user_input: UserInput) -> None:
+        if not self.busy:
+            raise NoTurnInProgress()
+        self._steers.append(user_input)
+
+    def cancel(self) -> bool:
+        """Cancel the running turn; returns False when there is none."""
+        if self._turn is None or self._turn.done():
+            return False
+        self._turn.cancel()
+        return True
+
+    def get_todos(self) -> list[TodoDisplayItem]:
+        return list(self.session.state.todos)
+
+    def set_todos(self, items: list[TodoDisplayItem]) -> None:
+        self.session.state.todos = list(items)
+        self.session.save_state()
+
+    async def close(self) -> None:
+        self.cancel()
+        if self._turn is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._turn), 2.0)
+            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+                pass
+        self.recorder.close()
+        self.context.close()
+        if self._provider is not None:
+            await self._provider.aclose()
+            self._provider = None
+
+    # ------------------------------------------------------------------ turn
+
+    async def run_turn(self, user_input: UserInput) -> TurnResult:
+        """Run one turn to its end. Raises AgentError / ChatProviderError when it fails."""
+        if self._turn is not None:
+            raise TurnInProgress()
+        task = asyncio.create_task(self._turn_body(user_input))
+        self._turn = task
+        try:
+            result = await task
+        finally:
+            self._turn = None
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise asyncio.CancelledError()
+        return result
+
+    async def _turn_body(self, user_input: UserInput) -> TurnResult:
+        self.approvals.turn_id = uuid.uuid4().hex
+        self._steers.clear()
+        self.stream.send(TurnBegin(user_input=user_input))
+        try:
+            text = user_input_text(user_input)
+            slash = parse_slash(text)
+            if slash is not None:
+                handled = await self._run_slash(*slash)
+                if handled is not None:
+                    return handled
+                user_input = self._init_prompt() if slash[0] == "init" else user_input
+            provider = self._require_provider()
+            self._check_capabilities(user_input, provider)
+            if not self.session.state.custom_title and slash is None:
+                self._set_title(shorten_title(text) if text.strip() else "Untitled")
+            self.context.checkpoint()
+            self.context.append([user_message(user_input)])
+            return await self._agent_loop(provider)
+        except asyncio.CancelledError:
+            return TurnResult("cancelled", stop_reason="cancelled")
+        finally:
+            self.approvals.reject_pending()
+            for request in list(self._requests.values()):
+                request.resolve(None)
+            self.stream.send(TurnEnd())
+            self.recorder.flush()
+
+    async def _agent_loop(self, provider: ChatProvider) -> TurnResult:
+        step = 0
+        while True:
+            step += 1
+            if step > self.max_steps:
+                return TurnResult("max_steps_reached", steps=self.max_steps, stop_reason="max_steps")
+            self.stream.send(StepBegin(n=step))
+            await self._maybe_compact(provider)
+            self.context.checkpoint()
+            try:
+                outcomes = await self._step_with_retries(provider, step)
+            except asyncio.CancelledError:
+                raise
+            except BaseException:
+                self.stream.send(StepInterrupted())
+                raise
+            rejected_silently = any(o.rejected and not o.feedback for o in outcomes)
+            steered = self._consume_steers()
+            if steered:
+                continue
+            if rejected_silently:
+                return TurnResult("finished", stop_reason="tool_rejected")
+            if not outcomes:
+                return TurnResult("finished")
+
+    async def _step_with_retries(self, provider: ChatProvider, n: int) -> list[ToolOutcome]:
+        attempts = self.config.loop_control.max_retries_per_step
+        attempt = 1
+        while True:
+            try:
+                return await self._step_once(provider)
+            except ChatProviderError as exc:
+                if not is_retryable(exc) or attempt >= attempts:
+                    raise
+                wait = _backoff(attempt, getattr(exc, "retry_after", None))
+                self.stream.send(
+                    StepRetry(
+                        n=n,
+                        next_attempt=attempt + 1,
+                        max_attempts=attempts,
+                        wait_s=round(wait, 3),
+                        error_type=type(exc).__name__,
+                        status_code=getattr(exc, "status_code", None),
+                    )
+                )
+                log.info("step %d attempt %d failed (%s); retrying in %.2fs", n, attempt, exc, wait)
+                await asyncio.sleep(wait)
+                attempt += 1
+
+    async def _step_once(self, provider: ChatProvider) -> list[ToolOutcome]:
+        state = _StepState()
+        assert self.context.system_prompt is not None
+        history: list[Message] = self.context.history
+        if self.plan_mode:
+            history = [*history, Message(role="user", content=PLAN_MODE_REMINDER)]
+        stream: ChatStream = provider.stream(self.context.system_prompt, self.toolset.specs(), history)
+        send = self.stream.send
+        try:
+            try:
+                async for part in stream:
+                    send(part)
+                    if isinstance(part, TextPart):
+                        self._dispatch(state, state.close_open_call())
+                        state.text.append(part.text)
+                    elif isinstance(part, ThinkPart):
+                        self._dispatch(state, state.close_open_call())
+                        state.think.append(part.think)
+                        if part.encrypted:
+                            state.encrypted = part.encrypted
+                    elif isinstance(part, ToolCall):
+                        self._dispatch(state, state.close_open_call())
+                        state.open_call = part
+                        state.open_args = [part.function.arguments or ""]
+                    elif isinstance(part, ToolCallPart):
+                        if state.open_call is not None and part.arguments_part:
+                            state.open_args.append(part.arguments_part)
+                    else:
+                        self._dispatch(state, state.close_open_call())
+                self._dispatch(state, state.close_open_call())
+            finally:
+                await stream.aclose()
+            self._send_status(stream)
+            outcomes = [await state.tasks[c.id] for c in state.calls]
+        except asyncio.CancelledError:
+            await self._record_cut_short(state)
+            raise
+        except BaseException:
+            await _cancel_tasks(state.tasks.values())
+            raise
+        reply = state.assistant()
+        results = [tool_result_message(o.call.id, o.result) for o in outcomes]
+        self.context.append([reply, *results])
+        usage = stream.usage
+        self.context.set_token_count(
+            usage.total + estimate_tokens(results) if usage is not None else self.context.estimated_tokens
+        )
+        return outcomes
+
+    def _dispatch(self, state: _StepState, call: ToolCall | None) -> None:
+        if call is None:
+            return
+        if call.id in state.tasks:  # a model reusing an id within one reply: keep ids unique
+            call = call.model_copy(update={"id": f"{call.id}-{len(state.tasks)}"})
+            state.calls[-1] = call
+        state.tasks[call.id] = asyncio.create_task(self._run_tool(call))
+
+    async def _run_tool(self, call: ToolCall) -> ToolOutcome:
+        def make_context(name: str) -> ToolContext:
+            return ToolContext(
+                work_dir=self.work_dir,
+                kaos=self.kaos,
+                tool_call_id=call.id,
+                approver=self.approvals,
+                todos=self,
+                send_request=self.send_request,
+                additional_dirs=[Path(d) for d in self.session.state.additional_dirs],
+                tool_name=name,
+            )
+
+        outcome = await self.toolset.handle(call, make_context)
+        self.stream.send(ToolResult(tool_call_id=call.id, return_value=outcome.result))
+        return outcome
+
+    async def send_request(self, request: Request) -> Any:
+        """Put a request on the stream and wait for whoever drives the session to answer it."""
+        self._requests[id(request)] = request
+        try:
+            self.stream.send(request)
+            return await request.wait()
+        finally:
+            self._requests.pop(id(request), None)
+
+    async def _record_cut_short(self, state: _StepState) -> None:
+        """Cancelled mid-step: stop the tools, then keep a history the model can continue from."""
+        state.open_call = None  # a call whose arguments never finished streaming is dropped
+        await _cancel_tasks(state.tasks.values())
+        results = []
+        for call in state.calls:
+            task = state.tasks.get(call.id)
+            if task is not None and task.done() and not task.cancelled() and task.exception() is None:
+                results.append(task.result().result)
+            else:
+                cancelled = tool_error(CANCELLED_MESSAGE, brief="Cancelled")
+                self.stream.send(ToolResult(tool_call_id=call.id, return_value=cancelled))
+                results.append(cancelled)
+        if state.text or state.think or state.calls:
+            messages = [state.assistant()]
+            messages += [tool_result_message(c.id, r) for c, r in zip(state.calls, results)]
+            self.context.append(messages)
+
+    def _consume_steers(self) -> bool:
+        if not self._steers:
+            return False
+        steers, self._steers = self._steers, []
+        for steer in steers:
+            self.context.append([user_message(steer)])
+            self.stream.send(SteerInput(user_input=steer))
+        return True
+
+    def _send_status(self, stream: ChatStream) -> None:
+        max_size = self.max_context_size
+        usage = stream.usage
+        tokens = usage.input if usage is not None else self.context.estimated_tokens
+        self.stream.send(
+            StatusUpdate(
+                context_usage=round(tokens / max_size, 6) if max_size else None,
+                context_tokens=tokens,
+                max_context_tokens=max_size,
+                token_usage=usage,
+                message_id=stream.id,
+                plan_mode=self.plan_mode,
+            )
+        )
+
+    # ------------------------------------------------------------------ model
+
+    def _require_provider(self) -> ChatProvider:
+        if self._provider is not None:
+            return self._provider
+        try:
+            resolved = resolve_model(self.config, self.model_alias)
+        except ConfigError as exc:
+            raise LLMNotSet(str(exc)) from None
+        if resolved is None:
+            raise LLMNotSet()
+        if not resolved.usable:
+            raise LLMNotSet(f"LLM is not set: model '{resolved.alias}' needs a base_url and a model name")
+        from ..llm import create_provider
+
+        thinking = self.thinking if self.thinking is not None else self.config.default_thinking
+        self._provider = create_provider(resolved, thinking=thinking, session_id=self.session.id)
+        return self._provider
+
+    def _check_capabilities(self, user_input: UserInput, provider: ChatProvider) -> None:
+        if isinstance(user_input, str):
+            return
+        resolved = self.resolved_model()
+        caps = resolved.capabilities if resolved else frozenset()
+        needs = {ImageURLPart: "image_in", VideoURLPart: "video_in", AudioURLPart: "audio_in"}
+        for part in user_input:
+            capability = needs.get(type(part))
+            if capability and capability not in caps:
+                raise LLMNotSupported(provider.model_name, capability)
+
+    async def _maybe_compact(self, provider: ChatProvider) -> None:
+        from .compaction import should_compact, compact
+
+        max_size = self.max_context_size
+        if not max_size or not should_compact(self.context.token_count, max_size, self.config.loop_control):
+            return
+        await compact(self, provider)
+
+    # ------------------------------------------------------------------ slash commands
+
+    async def _run_slash(self, name: str, args: str) -> TurnResult | None:
+        """Run a slash command; None means "continue as a normal prompt" (e.g. /init)."""
+        from .slash_commands import run_slash_command
+
+        return await run_slash_command(self, name, args)
+
+    def _init_prompt(self) -> str:
+        from .slash_commands import INIT_PROMPT
+
+        return INIT_PROMPT
+
+    def _set_title(self, title: str) -> None:
+        self.session.state.custom_title = title
+        self.session.save_state()
+        self.stream.send(TitleChanged(title))
+
+    def say(self, text: str) -> None:
+        """Show text from the agent itself (slash command output) as an assistant chunk."""
+        self.stream.send(TextPart(text=text))
+
+    def _record(self, message: Any) -> None:
+        if not isinstance(message, INTERNAL_SIGNALS):
+            self.recorder.record(message)
+
+
+def _backoff(attempt: int, retry_after: float | None) -> float:
+    if retry_after is not None and retry_after > 0:
+        return min(retry_after, RETRY_AFTER_CAP_S)
+    return min(RETRY_MAX_S, RETRY_INITIAL_S * (2 ** (attempt - 1))) + random.uniform(0, 0.3)
+
+
+async def _cancel_tasks(tasks: Any) -> None:
+    pending = [t for t in tasks if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=TOOL_CANCEL_GRACE_S)
+

@@ -1,0 +1,108 @@
+"""Compaction: when the context nears the model's limit, older history becomes a summary.
+
+The last two user/assistant exchanges stay verbatim (never splitting a tool call from its result);
+everything before them is summarised by the model itself, without tools. The old context file is
+rotated, not deleted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from ..config import LoopControl
+from ..llm.errors import is_retryable
+from ..llm.types import ChatProvider, Message
+from ..wire.types import CompactionBegin, CompactionEnd, TextPart, ToolCall
+from .messages import estimate_tokens, system_note
+from .prompt import build_system_prompt
+
+if TYPE_CHECKING:
+    from .agent import AgentCore
+
+PRESERVED_MESSAGES = 2
+SUMMARY_SYSTEM_PROMPT = "You are a helpful assistant that compacts conversation context."
+SUMMARY_INSTRUCTIONS = """\
+The conversation above between a user and a coding agent is getting too long for the context window.
+Write a summary that lets the agent continue the work without the original messages. Include:
+- the user's goals and requirements, in their own words where it matters;
+- what has been done so far: files read or changed (with paths), commands run and their outcomes;
+- decisions made and why, and anything that failed and should not be retried;
+- the current state and the next steps.
+Be precise and complete about facts (names, paths, numbers); leave out chit-chat. Reply with the summary only."""
+
+
+def should_compact(token_count: int, max_context_size: int, loop: LoopControl) -> bool:
+    """Near the limit: past the trigger ratio, or too little room left for the next reply.
+
+    The reserve is capped at a quarter of the window so that small local models (8k-32k) are not
+    compacted on every step because of a reserve meant for 128k+ windows.
+    """
+    reserve = min(loop.reserved_context_size, max_context_size // 4)
+    return token_count >= max_context_size * loop.compaction_trigger_ratio or token_count + reserve >= max_context_size
+
+
+def split_point(history: list[Message]) -> int:
+    """Index where the preserved tail starts (0 when there is nothing worth compacting)."""
+    kept = 0
+    for i in range(len(history) - 1, -1, -1):
+        if history[i].role in ("user", "assistant"):
+            kept += 1
+            if kept >= PRESERVED_MESSAGES:
+                return i
+    return 0
+
+
+def _render(history: list[Message]) -> str:
+    chunks = []
+    for i, message in enumerate(history, 1):
+        body = message.text()
+        calls = "".join(f"\n[tool call {c.function.name}: {c.function.arguments or ''}]" for c in message.tool_calls or ())
+        chunks.append(f"## Message {i}\nRole: {message.role}\nContent:\n{body}{calls}")
+    return "\n\n".join(chunks)
+
+
+async def compact(core: AgentCore, provider: ChatProvider, focus: str = "") -> bool:
+    """Summarise older history; returns False when there was nothing to compact."""
+    history = core.context.history
+    cut = split_point(history)
+    if cut == 0:
+        return False
+    core.stream.send(CompactionBegin())
+    try:
+        instructions = SUMMARY_INSTRUCTIONS + (f"\n\nPay particular attention to: {focus}" if focus else "")
+        request = [Message(role="user", content=f"{_render(history[:cut])}\n\n---\n\n{instructions}")]
+        summary, output_tokens = await _summarise(provider, request, core.config.loop_control.max_retries_per_step)
+        preserved = history[cut:]
+        head = Message(
+            role="user",
+            content=[system_note("Previous context has been compacted. Here is the compaction output:"), TextPart(text=summary)],
+        )
+        new_history = [head, *preserved]
+        system_prompt = build_system_prompt(core.work_dir, core.toolset.names())
+        core.context.rotate(system_prompt, new_history, output_tokens + estimate_tokens(preserved))
+        core.context.checkpoint()
+    finally:
+        core.stream.send(CompactionEnd())
+    return True
+
+
+async def _summarise(provider: ChatProvider, request: list[Message], attempts: int) -> tuple[str, int]:
+    for attempt in range(1, attempts + 1):
+        stream = provider.stream(SUMMARY_SYSTEM_PROMPT, [], request)
+        try:
+            text = []
+            async for part in stream:
+                if isinstance(part, TextPart):
+                    text.append(part.text)
+                elif isinstance(part, ToolCall):
+                    pass
+            usage = stream.usage
+            return "".join(text).strip(), usage.output if usage else 0
+        except Exception as exc:
+            if attempt >= attempts or not is_retryable(exc):
+                raise
+            await asyncio.sleep(0.3 * 2 ** (attempt - 1))
+        finally:
+            await stream.aclose()
+    raise AssertionError("unreachable")

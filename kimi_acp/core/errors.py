@@ -1,0 +1,30 @@
+"""Why a turn could not run; front ends map these to their own error codes."""
+
+from __future__ import annotations
+
+
+class AgentError(Exception):
+    """Base of errors a turn reports to its caller (never a traceback to the user)."""
+
+
+class LLMNotSet(AgentError):
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(detail or "LLM is not set: configure a model (run `kimi login` or edit config.toml)")
+
+
+class LLMNotSupported(AgentError):
+    """The input needs a capability the model lacks (e.g. an image without `image_in`)."""
+
+    def __init__(self, model: str, capability: str) -> None:
+        super().__init__(f"LLM model '{model}' does not support required capability: {capability}.")
+        self.capability = capability
+
+
+class TurnInProgress(AgentError):
+    def __init__(self) -> None:
+        super().__init__("An agent turn is already in progress")
+
+
+class NoTurnInProgress(AgentError):
+    def __init__(self) -> None:
+        super().__init__("No agent turn is in progress")

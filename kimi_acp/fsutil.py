@@ -1,0 +1,35 @@
+"""Small file helpers shared by the session store and config writing: atomic replace, path canon."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def canonical_path(path: str | Path) -> Path:
+    """Absolute and normalized (`.`/`..` removed) without resolving symlinks, as Kimi does."""
+    return Path(os.path.normpath(os.path.abspath(os.path.expanduser(str(path)))))
+
+
+def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Write via a temp file in the same directory, fsync, then rename over `path`.
+
+    A crash at any point leaves either the old file or the new one, never a torn mix.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

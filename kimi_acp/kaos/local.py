@@ -1,0 +1,259 @@
+"""`LocalKaos`: the Kaos protocol on this machine (files via the OS, commands via the user's shell)."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import logging
+import os
+import signal
+import stat as _stat
+import time
+from pathlib import Path
+
+from .base import BinaryFileError, CommandResult, FileStat
+
+logger = logging.getLogger(__name__)
+
+# Up to this size files are read/written inline; bigger ones in a worker thread so the loop stays responsive.
+_INLINE_IO_BYTES = 256 * 1024
+_SNIFF_BYTES = 8 * 1024
+_READ_CHUNK = 64 * 1024
+
+# After SIGTERM on timeout, how long the group gets before SIGKILL.
+_TERM_GRACE_S = 0.5
+# After the shell exits, how long a background child may keep the output pipe open.
+_PIPE_GRACE_S = 0.2
+# Upper bound for draining the pipe once everything in the group has been killed.
+_DRAIN_AFTER_KILL_S = 1.0
+
+_POSIX_SHELLS = frozenset({"bash", "zsh", "sh", "dash", "ksh", "mksh", "ash"})
+
+# Commands run unattended: no pagers, no colours, no credential prompts.
+_NONINTERACTIVE_ENV = {
+    "PAGER": "cat",  # `man`, `systemctl`, ... would otherwise wait for a key press
+    "GIT_PAGER": "cat",  # `git log/diff` would start `less`
+    "TERM": "dumb",  # no cursor control sequences in the captured output
+    "NO_COLOR": "1",  # https://no-color.org: plain text for the model
+    "GIT_TERMINAL_PROMPT": "0",  # git fails instead of asking for credentials
+}
+
+
+def user_shell() -> str:
+    """The shell commands run with: `$SHELL` if it is a POSIX-like shell, else bash, else sh."""
+    candidate = os.environ.get("SHELL", "")
+    if candidate and os.path.basename(candidate) in _POSIX_SHELLS and os.access(candidate, os.X_OK):
+        return candidate
+    if os.access("/bin/bash", os.X_OK):
+        return "/bin/bash"
+    return "/bin/sh"
+
+
+def command_env(shell: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(_NONINTERACTIVE_ENV)
+    env["SHELL"] = shell
+    return env
+
+
+def decode_text(data: bytes, path: Path) -> str:
+    """Strict UTF-8 decode; NUL bytes early on or invalid UTF-8 mean the file is not text."""
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        raise BinaryFileError(f"{path} looks like a binary file (NUL bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BinaryFileError(f"{path} is not valid UTF-8 text: {exc}") from None
+
+
+def _read_file(path: Path, limit: int | None) -> bytes:
+    with open(path, "rb") as f:
+        return f.read() if limit is None else f.read(limit)
+
+
+def _write_file(path: Path, data: bytes, append: bool) -> int:
+    with open(path, "ab" if append else "wb") as f:
+        f.write(data)
+        f.flush()
+        return os.fstat(f.fileno()).st_size
+
+
+class LocalKaos:
+    """Files and processes of the machine the agent runs on."""
+
+    name = "local"
+
+    async def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
+        size = os.stat(path).st_size  # FileNotFoundError as the protocol wants
+        wanted = size if limit is None else min(size, limit)
+        if wanted <= _INLINE_IO_BYTES:
+            return _read_file(path, limit)
+        return await asyncio.to_thread(_read_file, path, limit)
+
+    async def read_text(self, path: Path) -> str:
+        return decode_text(await self.read_bytes(path), path)
+
+    async def write_text(self, path: Path, text: str, *, append: bool = False) -> int:
+        data = text.encode("utf-8")
+        if len(data) <= _INLINE_IO_BYTES:
+            return _write_file(path, data, append)
+        return await asyncio.to_thread(_write_file, path, data, append)
+
+    async def stat(self, path: Path) -> FileStat | None:
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return FileStat(
+            is_file=_stat.S_ISREG(st.st_mode),
+            is_dir=_stat.S_ISDIR(st.st_mode),
+            size=st.st_size,
+            mtime=st.st_mtime,
+        )
+
+    async def run_command(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout: float,
+        output_limit: int,
+        tool_call_id: str | None = None,
+    ) -> CommandResult:
+        shell = user_shell()
+        proc = await asyncio.create_subprocess_exec(
+            shell,
+            "-c",
+            command,
+            cwd=str(cwd),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env=command_env(shell),
+        )
+        logger.debug("started pid %s in %s: %r", proc.pid, cwd, command)
+        sink = _OutputSink(output_limit)
+        assert proc.stdout is not None
+        reader = asyncio.create_task(_drain(proc.stdout, sink))
+        timed_out = False
+        try:
+            if not await _wait_exit(proc, timeout):
+                timed_out = True
+                _killpg(proc.pid, signal.SIGTERM)
+                await _wait_exit(proc, _TERM_GRACE_S)
+                _killpg(proc.pid, signal.SIGKILL)
+                await _wait_exit(proc, _DRAIN_AFTER_KILL_S)
+            await _finish_reading(proc, reader)
+        except BaseException:  # cancelled (or worse): leave no process behind, then propagate
+            _killpg(proc.pid, signal.SIGKILL)
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):  # a second cancel must not skip the re-raise
+                await _wait_exit(proc, _DRAIN_AFTER_KILL_S)
+            _close_transport(proc)
+            raise
+        returncode = proc.returncode
+        _close_transport(proc)
+        exit_code: int | None = returncode
+        sig: str | None = None
+        if returncode is not None and returncode < 0:
+            exit_code = None
+            sig = _signal_name(-returncode)
+        if timed_out:
+            exit_code = None
+        return CommandResult(
+            output=sink.text(),
+            exit_code=exit_code,
+            signal=sig,
+            timed_out=timed_out,
+            truncated=sink.truncated,
+        )
+
+
+class _OutputSink:
+    """Keeps the first `limit` characters of a byte stream decoded as UTF-8 (errors replaced)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(0, limit)
+        self.truncated = False
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._parts: list[str] = []
+        self._size = 0
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        if self.truncated:
+            return  # keep draining the pipe, but stop decoding and storing
+        chunk = self._decoder.decode(data, final)
+        room = self.limit - self._size
+        if len(chunk) > room:
+            chunk = chunk[:room]
+            self.truncated = True
+        if chunk:
+            self._parts.append(chunk)
+            self._size += len(chunk)
+
+    def text(self) -> str:
+        self.feed(b"", final=True)
+        return "".join(self._parts)
+
+
+async def _drain(stream: asyncio.StreamReader, sink: _OutputSink) -> None:
+    while True:
+        data = await stream.read(_READ_CHUNK)
+        if not data:
+            return
+        sink.feed(data)
+
+
+async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> bool:
+    """Wait until the shell itself exited; True if it did within `timeout`.
+
+    `Process.wait()` also waits for the pipes to close, which a background child can hold open
+    forever, so poll the return code (set by the child watcher) instead.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while proc.returncode is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        await asyncio.sleep(min(delay, remaining))
+        delay = min(delay * 2, 0.05)
+    return True
+
+
+async def _finish_reading(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
+    """The shell has exited: read what is left; kill leftovers that keep the pipe open."""
+    done, _ = await asyncio.wait({reader}, timeout=_PIPE_GRACE_S)
+    if not done:
+        logger.debug("pid %s exited but its pipe is still open; killing the group", proc.pid)
+        _killpg(proc.pid, signal.SIGKILL)
+        done, _ = await asyncio.wait({reader}, timeout=_DRAIN_AFTER_KILL_S)
+    if not done:
+        # Something outside the process group holds the pipe (e.g. it called setsid).
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+        return
+    if reader.exception() is not None:
+        logger.warning("reading command output failed: %r", reader.exception())
+
+
+def _killpg(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _close_transport(proc: asyncio.subprocess.Process) -> None:
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        with contextlib.suppress(Exception):
+            transport.close()
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"

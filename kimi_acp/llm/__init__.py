@@ -1,0 +1,65 @@
+"""The LLM provider layer: `create_provider` builds a `ChatProvider` for a resolved model.
+
+Provider modules are imported only when one is created, so importing this package stays cheap
+(no httpx) for code paths that never talk to a model.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import ChatProviderError
+
+if TYPE_CHECKING:
+    from ..config import ResolvedModel
+    from .types import ChatProvider, ThinkingEffort
+
+__all__ = ["PROVIDER_TYPES", "create_provider", "thinking_effort"]
+
+PROVIDER_TYPES = ("kimi", "openai_legacy", "anthropic", "_echo", "_scripted_echo")
+
+
+def thinking_effort(resolved: ResolvedModel, thinking: bool | None) -> ThinkingEffort | None:
+    """Kimi's rule: always-thinking models, or thinking requested and supported → "high";
+    an explicit False → "off"; otherwise None (the provider's default)."""
+    if resolved.always_thinking or (thinking and resolved.supports_thinking):
+        return "high"
+    if thinking is False:
+        return "off"
+    return None
+
+
+def create_provider(
+    resolved: ResolvedModel, *, thinking: bool | None = None, session_id: str | None = None
+) -> ChatProvider:
+    """A provider for `resolved`; raises `ChatProviderError` for an unsupported or incomplete one."""
+    ptype = resolved.provider.type
+    effort = thinking_effort(resolved, thinking)
+    if ptype == "_echo":
+        from .echo import EchoProvider
+
+        return EchoProvider(model_name=resolved.model.model or "echo", thinking=effort)
+    if ptype == "_scripted_echo":
+        from .echo import ScriptedEchoProvider
+
+        return ScriptedEchoProvider.from_env(resolved.provider.env, thinking=effort)
+    if ptype not in PROVIDER_TYPES:
+        raise ChatProviderError(
+            f"provider type {ptype!r} is not supported by kimi-acp (supported: {', '.join(PROVIDER_TYPES)})"
+        )
+    if not resolved.usable:
+        raise ChatProviderError(
+            f"model {resolved.alias!r} cannot be used: provider {resolved.provider_name!r} needs a base_url "
+            "and the model needs a model name"
+        )
+    if ptype == "kimi":
+        from .kimi import KimiProvider
+
+        return KimiProvider.from_resolved(resolved, thinking=effort, session_id=session_id)
+    if ptype == "openai_legacy":
+        from .openai_legacy import OpenAILegacyProvider
+
+        return OpenAILegacyProvider.from_resolved(resolved, thinking=effort, session_id=session_id)
+    from .anthropic import AnthropicProvider
+
+    return AnthropicProvider.from_resolved(resolved, thinking=effort, session_id=session_id)

@@ -1,0 +1,329 @@
+"""The on-disk session store, in Kimi Code CLI's layout so sessions move freely between the two.
+
+    $KIMI_SHARE_DIR/sessions/<md5 of canonical work dir>/<session id>/
+        context.jsonl   model history (core/context.py)
+        wire.jsonl      every message of every turn (wire/file.py)
+        state.json      approvals, title, plan mode, todos (written atomically)
+    $KIMI_SHARE_DIR/kimi.json   work dirs and their last session (for --continue)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .config import share_dir
+from .fsutil import atomic_write_text, canonical_path
+from .wire.types import TodoDisplayItem
+
+log = logging.getLogger(__name__)
+
+TITLE_MAX_CHARS = 50
+
+
+class _State(BaseModel):
+    # Keys written by other versions (or Kimi Code CLI) are kept on rewrite.
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+
+class ApprovalState(_State):
+    yolo: bool = False
+    afk: bool = False
+    auto_approve_actions: list[str] = Field(default_factory=list)
+
+
+class SessionState(_State):
+    version: int = 1
+    approval: ApprovalState = Field(default_factory=ApprovalState)
+    additional_dirs: list[str] = Field(default_factory=list)
+    custom_title: str | None = None
+    plan_mode: bool = False
+    todos: list[TodoDisplayItem] = Field(default_factory=list)
+    model: str | None = None  # this session's model choice (ACP picker), when it differs from the default
+    thinking: bool | None = None
+    work_dir: str | None = None  # lets a session be found by id alone (ACP prompt to a closed session)
+
+
+def sessions_root() -> Path:
+    return share_dir() / "sessions"
+
+
+def work_dir_key(work_dir: str | Path) -> str:
+    return hashlib.md5(str(canonical_path(work_dir)).encode("utf-8")).hexdigest()
+
+
+def new_session_id() -> str:
+    return str(uuid.uuid4())
+
+
+def shorten_title(text: str, limit: int = TITLE_MAX_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+@dataclass
+class Session:
+    """One session directory and its state. Cheap to construct; nothing is read until asked."""
+
+    id: str
+    work_dir: Path
+    dir: Path
+    state: SessionState
+
+    @property
+    def context_file(self) -> Path:
+        return self.dir / "context.jsonl"
+
+    @property
+    def wire_file(self) -> Path:
+        return self.dir / "wire.jsonl"
+
+    @property
+    def state_file(self) -> Path:
+        return self.dir / "state.json"
+
+    def save_state(self) -> None:
+        self.state.work_dir = str(self.work_dir)
+        atomic_write_text(self.state_file, self.state.model_dump_json(indent=2, exclude_none=True))
+
+    def title(self) -> str:
+        if self.state.custom_title:
+            return self.state.custom_title
+        first = first_turn_text(self.wire_file)
+        return shorten_title(first) if first else "Untitled"
+
+    def updated_at(self) -> float:
+        times = []
+        for f in (self.context_file, self.wire_file):
+            try:
+                times.append(f.stat().st_mtime)
+            except OSError:
+                pass
+        if not times:
+            try:
+                times.append(self.dir.stat().st_mtime)
+            except OSError:
+                times.append(0.0)
+        return max(times)
+
+    def is_empty(self) -> bool:
+        """No turn ever ran: nothing worth listing."""
+        if self.state.custom_title:
+            return False
+        try:
+            with open(self.wire_file, "rb") as f:
+                for line in f:
+                    if b'"message"' in line:
+                        return False
+        except OSError:
+            pass
+        return True
+
+
+def first_turn_text(wire_file: Path) -> str:
+    """The text of the first TurnBegin in a wire.jsonl, without loading the whole file."""
+    try:
+        with open(wire_file, encoding="utf-8") as f:
+            for line in f:
+                if '"TurnBegin"' not in line:
+                    continue
+                try:
+                    record = json.loads(line)
+                    user_input = record["message"]["payload"]["user_input"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if isinstance(user_input, str):
+                    return user_input
+                if isinstance(user_input, list):
+                    return "".join(p.get("text", "") for p in user_input if isinstance(p, dict))
+    except OSError:
+        pass
+    return ""
+
+
+def _load_state(state_file: Path) -> SessionState:
+    try:
+        raw = state_file.read_text(encoding="utf-8")
+    except OSError:
+        return SessionState()
+    try:
+        return SessionState.model_validate_json(raw)
+    except ValidationError as exc:
+        # A damaged state file must not lose the session: keep going with defaults, but do not
+        # overwrite it until something actually changes.
+        log.warning("ignoring unreadable %s: %s", state_file, exc.errors()[0].get("msg"))
+        return SessionState()
+
+
+def create(work_dir: str | Path, session_id: str | None = None) -> Session:
+    work_dir = canonical_path(work_dir)
+    session_id = session_id or new_session_id()
+    validate_session_id(session_id)
+    directory = sessions_root() / work_dir_key(work_dir) / session_id
+    directory.mkdir(parents=True, exist_ok=True)
+    session = Session(session_id, work_dir, directory, SessionState(work_dir=str(work_dir)))
+    session.save_state()
+    _remember_work_dir(work_dir)
+    return session
+
+
+def find(work_dir: str | Path, session_id: str) -> Session | None:
+    work_dir = canonical_path(work_dir)
+    if not is_valid_session_id(session_id):
+        return None
+    directory = sessions_root() / work_dir_key(work_dir) / session_id
+    if not directory.is_dir():
+        return None
+    return Session(session_id, work_dir, directory, _load_state(directory / "state.json"))
+
+
+def find_by_id(session_id: str) -> Session | None:
+    """Find a session when only its id is known (its work dir comes from state.json or kimi.json)."""
+    if not is_valid_session_id(session_id):
+        return None
+    root = sessions_root()
+    try:
+        candidates = [d / session_id for d in root.iterdir() if (d / session_id).is_dir()]
+    except OSError:
+        return None
+    for directory in candidates:
+        state = _load_state(directory / "state.json")
+        work_dir = state.work_dir or _work_dir_for_key(directory.parent.name)
+        if work_dir:
+            return Session(session_id, canonical_path(work_dir), directory, state)
+    return None
+
+
+def list_sessions(work_dir: str | Path) -> list[Session]:
+    """Non-empty sessions of a work dir, most recently updated first."""
+    work_dir = canonical_path(work_dir)
+    base = sessions_root() / work_dir_key(work_dir)
+    try:
+        entries = [d for d in base.iterdir() if d.is_dir() and is_valid_session_id(d.name)]
+    except OSError:
+        return []
+    sessions = [Session(d.name, work_dir, d, _load_state(d / "state.json")) for d in entries]
+    sessions = [s for s in sessions if not s.is_empty()]
+    sessions.sort(key=lambda s: s.updated_at(), reverse=True)
+    return sessions
+
+
+def is_valid_session_id(session_id: str) -> bool:
+    return (
+        bool(session_id)
+        and len(session_id) <= 128
+        and session_id not in (".", "..")
+        and all(c.isalnum() or c in "-_." for c in session_id)
+    )
+
+
+def validate_session_id(session_id: str) -> None:
+    if not is_valid_session_id(session_id):
+        raise ValueError(f"invalid session id {session_id!r} (letters, digits, '-', '_' and '.' only)")
+
+
+# --------------------------------------------------------------------------- kimi.json
+
+
+def metadata_file() -> Path:
+    return share_dir() / "kimi.json"
+
+
+def _load_metadata() -> dict[str, Any]:
+    try:
+        data = json.loads(metadata_file().read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _work_dirs(data: dict[str, Any]) -> list[dict[str, Any]]:
+    entries = data.get("work_dirs")
+    if not isinstance(entries, list):
+        entries = []
+        data["work_dirs"] = entries
+    return [e for e in entries if isinstance(e, dict)]
+
+
+def _entry_for(data: dict[str, Any], work_dir: Path, create: bool) -> dict[str, Any] | None:
+    for entry in _work_dirs(data):
+        if entry.get("path") == str(work_dir) and entry.get("kaos", "local") == "local":
+            return entry
+    if not create:
+        return None
+    entry = {"path": str(work_dir), "kaos": "local", "last_session_id": None}
+    data["work_dirs"].append(entry)
+    return entry
+
+
+def _remember_work_dir(work_dir: Path) -> None:
+    data = _load_metadata()
+    if _entry_for(data, work_dir, create=False) is None:
+        _entry_for(data, work_dir, create=True)
+        _save_metadata(data)
+
+
+def _save_metadata(data: dict[str, Any]) -> None:
+    try:
+        atomic_write_text(metadata_file(), json.dumps(data, indent=2, ensure_ascii=False))
+    except OSError as exc:
+        log.warning("cannot write %s: %s", metadata_file(), exc)
+
+
+def last_session_id(work_dir: str | Path) -> str | None:
+    entry = _entry_for(_load_metadata(), canonical_path(work_dir), create=False)
+    value = entry.get("last_session_id") if entry else None
+    return value if isinstance(value, str) and value else None
+
+
+def set_last_session_id(work_dir: str | Path, session_id: str) -> None:
+    data = _load_metadata()
+    entry = _entry_for(data, canonical_path(work_dir), create=True)
+    assert entry is not None
+    if entry.get("last_session_id") != session_id:
+        entry["last_session_id"] = session_id
+        _save_metadata(data)
+
+
+def _work_dir_for_key(key: str) -> str | None:
+    for entry in _work_dirs(_load_metadata()):
+        path = entry.get("path")
+        if isinstance(path, str) and work_dir_key(path) == key:
+            return path
+    return None
+
+
+def iso_time(ts: float) -> str:
+    """ISO-8601 with the local UTC offset (what ACP `updatedAt` carries)."""
+    from datetime import datetime
+
+    return datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
+
+
+
+class SessionSelectionError(Exception):
+    """`--session` / `--continue` cannot be honoured; the message is one line for the user."""
+
+
+def select(work_dir: str | Path, session_id: str | None = None, continue_last: bool = False) -> Session:
+    """The session a CLI run uses: `--session ID` (created if new), `--continue`, or a new one."""
+    if session_id and continue_last:
+        raise SessionSelectionError("--session and --continue cannot be used together")
+    if continue_last:
+        last = last_session_id(work_dir)
+        session = find(work_dir, last) if last else None
+        if session is None:
+            raise SessionSelectionError("No previous session found for the working directory")
+        return session
+    if session_id:
+        if not is_valid_session_id(session_id):
+            raise SessionSelectionError(f"invalid session id {session_id!r}")
+        return find(work_dir, session_id) or create(work_dir, session_id)
+    return create(work_dir)

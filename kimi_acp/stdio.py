@@ -1,0 +1,71 @@
+"""Non-blocking stdin/stdout for the protocol servers, and their lifecycle (EOF, SIGTERM)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import BinaryIO
+
+STDIN_LINE_LIMIT = 100 * 1024 * 1024  # a single JSON-RPC line may carry large prompts or images
+
+
+class StdoutWriter:
+    """Writes whole lines to stdout without awaiting; the event loop flushes pipes in the background.
+
+    When stdout is a regular file (output redirected), writes go straight to it: files never block.
+    """
+
+    def __init__(self, transport: asyncio.WriteTransport | None, file: BinaryIO | None = None) -> None:
+        self._transport = transport
+        self._file = file
+
+    def write(self, data: bytes) -> None:
+        if self._transport is not None:
+            if not self._transport.is_closing():
+                self._transport.write(data)
+        elif self._file is not None:
+            try:
+                self._file.write(data)
+            except OSError:
+                self._file = None
+
+    async def drain(self, timeout: float = 5.0) -> None:
+        """Wait (bounded) until buffered output reached the pipe, e.g. before exiting."""
+        if self._transport is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self._transport.get_write_buffer_size() and loop.time() < deadline:
+            await asyncio.sleep(0.005)
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+
+async def open_stdio(limit: int = STDIN_LINE_LIMIT) -> tuple[asyncio.StreamReader, StdoutWriter]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=limit)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    # Write through a dup of fd 1 so nothing else (a stray print) can interleave with our framing
+    # buffer, and point sys.stdout at stderr: stdout carries protocol messages only.
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    sys.stdout = sys.stderr
+    try:
+        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, out)
+    except ValueError:  # a regular file, not a pipe
+        return reader, StdoutWriter(None, out)
+    return reader, StdoutWriter(transport)  # type: ignore[arg-type]
+
+
+def install_shutdown_signals(on_signal: Callable[[], None]) -> None:
+    """SIGTERM/SIGINT/SIGHUP request a clean shutdown instead of killing us mid-write."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        try:
+            loop.add_signal_handler(sig, on_signal)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass

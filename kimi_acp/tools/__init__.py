@@ -1,0 +1,21 @@
+"""Built-in tools. Importing this package is cheap; `builtin_tools()` imports the tool modules."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .base import Tool
+
+
+def builtin_tools() -> list[Tool]:
+    """The default tool set, in the order the model sees it (the reference agent's order)."""
+    from .glob import Glob
+    from .grep import Grep
+    from .read import ReadFile
+    from .replace import StrReplaceFile
+    from .shell import Shell
+    from .todo import SetTodoList
+    from .write import WriteFile
+
+    return [SetTodoList(), Shell(), ReadFile(), Glob(), Grep(), WriteFile(), StrReplaceFile()]

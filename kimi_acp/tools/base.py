@@ -1,0 +1,161 @@
+"""What a tool is, what it gets to work with, and how it reports back."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from ..kaos.base import Kaos
+from ..llm.types import ToolSpec
+from ..wire.types import BriefDisplayBlock, ContentPart, DisplayBlock, Request, TodoDisplayItem, ToolReturnValue
+
+MAX_OUTPUT_CHARS = 50_000
+MAX_LINE_CHARS = 2_000
+TRUNCATED_MARK = "[...truncated]"
+
+
+class ToolRejectedError(Exception):
+    """The user said no. `feedback` (if any) tells the model what to do instead."""
+
+    def __init__(self, feedback: str | None = None) -> None:
+        super().__init__(feedback or "rejected")
+        self.feedback = feedback
+
+
+class Approver(Protocol):
+    async def request(
+        self, *, tool_call_id: str, sender: str, action: str, description: str, display: Sequence[DisplayBlock]
+    ) -> None:
+        """Return when approved; raise ToolRejectedError when rejected or cancelled."""
+        ...
+
+
+class TodoStore(Protocol):
+    def get_todos(self) -> list[TodoDisplayItem]: ...
+
+    def set_todos(self, items: list[TodoDisplayItem]) -> None: ...
+
+
+@dataclass
+class ToolContext:
+    """Everything one tool call may use. Built per call by the core."""
+
+    work_dir: Path
+    kaos: Kaos
+    tool_call_id: str
+    approver: Approver
+    todos: TodoStore
+    # Sends a request (e.g. ToolCallRequest) to whoever drives the session and returns its answer.
+    send_request: Callable[[Request], Awaitable[Any]] | None = None
+    additional_dirs: list[Path] = field(default_factory=list)
+    tool_name: str = ""  # the approval's `sender`
+
+    def resolve(self, path: str) -> Path:
+        """A tool path argument as an absolute path (relative ones are taken from the work dir)."""
+        p = Path(path).expanduser()
+        if not p.is_absolute():
+            p = self.work_dir / p
+        return Path(_normpath(p))
+
+    def in_workspace(self, path: Path) -> bool:
+        roots = [self.work_dir, *self.additional_dirs]
+        return any(_is_within(path, root) for root in roots)
+
+    async def approve(self, *, action: str, description: str, display: Sequence[DisplayBlock] = ()) -> None:
+        """Ask for approval of this call; raises ToolRejectedError if refused."""
+        await self.approver.request(
+            tool_call_id=self.tool_call_id,
+            sender=self.tool_name,
+            action=action,
+            description=description,
+            display=list(display),
+        )
+
+
+def _normpath(p: Path) -> str:
+    import os.path
+
+    return os.path.normpath(str(p))
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        Path(_normpath(path)).relative_to(_normpath(root))
+        return True
+    except ValueError:
+        return False
+
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class Params(BaseModel):
+    """Base for tool parameter models: unknown arguments are an error the model can fix."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+class Tool(ABC, Generic[P]):
+    """A built-in tool: a name, a description for the model, a params model, and `run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    params: ClassVar[type[BaseModel]]
+
+    def spec(self) -> ToolSpec:
+        schema = self.params.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(self.name, self.description, schema)
+
+    @abstractmethod
+    async def run(self, params: P, ctx: ToolContext) -> ToolReturnValue:
+        """Do the work. Raise ToolRejectedError if the user refused; other errors become tool errors."""
+
+
+def tool_ok(
+    output: str | list[ContentPart] = "",
+    *,
+    message: str = "",
+    brief: str = "",
+    display: Sequence[DisplayBlock] = (),
+) -> ToolReturnValue:
+    blocks: list[Any] = [BriefDisplayBlock(text=brief)] if brief else []
+    blocks.extend(display)
+    return ToolReturnValue(is_error=False, output=output, message=message, display=blocks)
+
+
+def tool_error(
+    message: str,
+    *,
+    brief: str = "",
+    output: str | list[ContentPart] = "",
+    display: Sequence[DisplayBlock] = (),
+) -> ToolReturnValue:
+    blocks: list[Any] = [BriefDisplayBlock(text=brief)] if brief else []
+    blocks.extend(display)
+    return ToolReturnValue(is_error=True, output=output, message=message, display=blocks)
+
+
+def cap_output(text: str, *, max_chars: int = MAX_OUTPUT_CHARS, max_line: int = MAX_LINE_CHARS) -> tuple[str, bool]:
+    """Cut over-long lines and the total; returns (text, truncated)."""
+    truncated = False
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    total = 0
+    for line in lines:
+        if len(line) > max_line:
+            end = "\n" if line.endswith("\n") else ""
+            line = line[:max_line] + TRUNCATED_MARK + end
+            truncated = True
+        if total + len(line) > max_chars:
+            out.append(line[: max(0, max_chars - total)] + TRUNCATED_MARK)
+            truncated = True
+            break
+        out.append(line)
+        total += len(line)
+    return "".join(out), truncated

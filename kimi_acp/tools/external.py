@@ -1,0 +1,68 @@
+"""Tools a Wire client registers at `initialize`: the model calls them, the client runs them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..llm.types import ToolSpec
+from ..wire.types import ToolCallRequest, ToolResult, ToolReturnValue
+from .base import ToolContext, tool_error
+
+_VALIDATOR_CLASS: Any = None
+
+
+def _validator_class() -> Any:
+    global _VALIDATOR_CLASS
+    if _VALIDATOR_CLASS is None:
+        from jsonschema import Draft202012Validator  # lazy: ~100 ms import, only for external tools
+
+        _VALIDATOR_CLASS = Draft202012Validator
+    return _VALIDATOR_CLASS
+
+
+class InvalidToolSchema(ValueError):
+    """The `parameters` of an external tool is not a usable JSON Schema."""
+
+
+class ExternalTool:
+    """A client-side tool. Arguments are checked against its schema before the client sees them."""
+
+    def __init__(self, name: str, description: str, parameters: dict[str, Any]) -> None:
+        if not isinstance(parameters, dict):
+            raise InvalidToolSchema("parameters must be a JSON Schema object")
+        cls = _validator_class()
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            cls.check_schema(parameters)
+        except SchemaError as exc:
+            raise InvalidToolSchema(f"invalid JSON Schema: {exc.message}") from None
+        self.name = name
+        self.description = description
+        self.parameters = parameters
+        self._validator = cls(parameters)
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    def validation_error(self, arguments: Any) -> str | None:
+        """A one-line reason the arguments do not match the schema, or None."""
+        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if not errors:
+            return None
+        first = errors[0]
+        where = "/".join(str(p) for p in first.path)
+        return f"{where}: {first.message}" if where else first.message
+
+    async def run(self, arguments_json: str, ctx: ToolContext) -> ToolReturnValue:
+        if ctx.send_request is None:
+            return tool_error(f"External tool `{self.name}` has no client to run it.", brief="No client")
+        request = ToolCallRequest(id=ctx.tool_call_id, name=self.name, arguments=arguments_json)
+        answer = await ctx.send_request(request)
+        if isinstance(answer, ToolResult):
+            return answer.return_value
+        if isinstance(answer, ToolReturnValue):
+            return answer
+        if isinstance(answer, BaseException):
+            return tool_error(str(answer) or "External tool error", brief="External tool error")
+        return tool_error("Invalid tool result payload from client.", brief="Invalid tool result")

@@ -1,0 +1,213 @@
+"""ReadFile: numbered text lines of a file, a window at a time, refusing secrets and non-text."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path, PurePath
+
+from pydantic import Field, field_validator
+
+from ..kaos.base import BinaryFileError
+from ..wire.types import ToolReturnValue
+from .base import MAX_LINE_CHARS, TRUNCATED_MARK, Params, Tool, ToolContext, tool_error, tool_ok
+
+logger = logging.getLogger(__name__)
+
+MAX_LINES = 1000
+MAX_TAIL_LINES = 1000
+MAX_READ_BYTES = 100 * 1024
+
+IMAGE_SUFFIXES = frozenset(
+    {".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff", ".ico", ".heic", ".heif", ".avif"}
+)
+VIDEO_SUFFIXES = frozenset(
+    {".mp4", ".mov", ".avi", ".mkv", ".webm", ".m4v", ".flv", ".wmv", ".mpg", ".mpeg", ".3gp"}
+)
+
+# Secrets the model should never see. Deliberately short: credentials that are almost always
+# private, not every file that might hold one.
+_ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template"})
+_SECRET_NAMES = frozenset(
+    {".netrc", ".npmrc", ".pypirc", ".pgpass", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"}
+)
+_SECRET_SUFFIXES = frozenset({".pem", ".key", ".p12", ".pfx"})
+_CREDENTIAL_DIRS = frozenset({".aws", ".kimi"})  # any `credentials*` below these
+
+
+def is_sensitive(path: PurePath) -> bool:
+    """True for files that typically hold secrets: .env files, private keys, token files."""
+    name = path.name.lower()
+    if name == ".env" or (name.startswith(".env.") and name not in _ENV_TEMPLATES):
+        return True
+    if name in _SECRET_NAMES or path.suffix.lower() in _SECRET_SUFFIXES:
+        return True
+    parts = [p.lower() for p in path.parts]
+    for i, part in enumerate(parts):
+        if part in _CREDENTIAL_DIRS and any(p.startswith("credentials") for p in parts[i + 1 :]):
+            return True
+    return False
+
+
+def resolve_path(ctx: ToolContext, raw: str) -> Path | ToolReturnValue:
+    """The absolute path a tool argument names, or a tool error.
+
+    Relative paths are taken from the work dir and must stay inside the workspace, so that
+    `../x` cannot silently leave it; absolute paths may point anywhere (approval rules apply).
+    """
+    if not raw.strip():
+        return tool_error(
+            "The path is empty. Give an absolute path or one relative to the working directory."
+        )
+    path = ctx.resolve(raw)
+    if not Path(raw).expanduser().is_absolute() and not ctx.in_workspace(path):
+        return tool_error(
+            f"`{raw}` resolves to `{path}`, which is outside the working directory `{ctx.work_dir}`. "
+            "Use an absolute path for files outside the working directory."
+        )
+    return path
+
+
+def media_kind(path: PurePath) -> str | None:
+    suffix = path.suffix.lower()
+    if suffix in IMAGE_SUFFIXES:
+        return "image"
+    if suffix in VIDEO_SUFFIXES:
+        return "video"
+    return None
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as `cat -n` and grep count them (only "\\n" ends a line), without line endings."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+async def read_text_or_error(ctx: ToolContext, path: Path, *, what: str = "read") -> str | ToolReturnValue:
+    """Read through kaos, turning the expected failures into errors the model can act on."""
+    try:
+        return await ctx.kaos.read_text(path)
+    except FileNotFoundError:
+        return tool_error(f"`{path}` does not exist.", brief="File not found")
+    except IsADirectoryError:
+        return tool_error(f"`{path}` is a directory, not a file. Use Glob to list its contents.")
+    except NotADirectoryError:
+        return tool_error(
+            f"`{path}` does not exist (a parent of it is not a directory).", brief="File not found"
+        )
+    except BinaryFileError:
+        return tool_error(f"`{path}` is a binary file (or not UTF-8 text) and cannot be {what} as text.")
+    except PermissionError:
+        return tool_error(f"Permission denied: cannot read `{path}`.")
+    except OSError as exc:
+        logger.debug("reading %s failed", path, exc_info=True)
+        return tool_error(f"Failed to read `{path}`: {exc.strerror or exc}.")
+
+
+class ReadFileParams(Params):
+    path: str = Field(
+        description="Absolute path of the file, or a path relative to the working directory (inside it)."
+    )
+    line_offset: int = Field(
+        default=1,
+        ge=-MAX_TAIL_LINES,
+        description=(
+            "1-based line to start reading at. A negative value reads the last N lines "
+            f"(e.g. -50 for the last 50, at most -{MAX_TAIL_LINES}). 0 is invalid."
+        ),
+    )
+    n_lines: int = Field(
+        default=MAX_LINES, ge=1, le=MAX_LINES, description=f"How many lines to read (1-{MAX_LINES})."
+    )
+
+    @field_validator("line_offset")
+    @classmethod
+    def _not_zero(cls, value: int) -> int:
+        if value == 0:
+            raise ValueError(
+                "line_offset must not be 0: use 1 for the first line or a negative value for the tail"
+            )
+        return value
+
+
+class ReadFile(Tool[ReadFileParams]):
+    name = "ReadFile"
+    description = (
+        "Read a UTF-8 text file. Output is numbered like `cat -n` (6-wide line number, a tab, the line). "
+        f"Reads up to {MAX_LINES} lines per call starting at `line_offset` (1-based; negative = the last N "
+        f"lines); lines longer than {MAX_LINE_CHARS} characters are cut and marked `{TRUNCATED_MARK}`, and "
+        f"one read returns at most {MAX_READ_BYTES // 1024} KiB. The result message gives the total line "
+        "count and the `line_offset` to continue with. Relative paths are resolved against the working "
+        "directory and must stay inside it; use absolute paths for other files. Directories, images, videos, "
+        "binary files and secret files (.env, private keys, credential files) are refused. Prefer this over "
+        "`cat`, `head` or `tail` in Shell; read several files in parallel when you need them."
+    )
+    params = ReadFileParams
+
+    async def run(self, params: ReadFileParams, ctx: ToolContext) -> ToolReturnValue:
+        path = resolve_path(ctx, params.path)
+        if isinstance(path, ToolReturnValue):
+            return path
+        if is_sensitive(path):
+            return tool_error(
+                f"`{path}` looks like a file holding secrets (credentials, keys or environment variables) "
+                "and is not read, to keep them out of the conversation. Ask the user for the specific "
+                "non-secret information you need.",
+                brief="Sensitive file",
+            )
+        kind = media_kind(path)
+        if kind is not None:
+            return tool_error(
+                f"`{path}` is {'an' if kind == 'image' else 'a'} {kind} file and cannot be read as text. "
+                "Use other appropriate tools to view it.",
+                brief=f"{kind.capitalize()} file",
+            )
+        text = await read_text_or_error(ctx, path)
+        if isinstance(text, ToolReturnValue):
+            return text
+        return _window(split_lines(text), params.line_offset, params.n_lines)
+
+
+def _window(lines: list[str], line_offset: int, n_lines: int) -> ToolReturnValue:
+    total = len(lines)
+    if total == 0:
+        return tool_ok("", message="The file is empty.", brief="Empty file")
+    if line_offset > total:
+        return tool_error(
+            f"line_offset {line_offset} is past the end of the file, which has {total} lines.",
+            brief="Offset past end of file",
+        )
+    start = line_offset - 1 if line_offset > 0 else max(0, total + line_offset)
+    out: list[str] = []
+    size = 0
+    long_lines = 0
+    hit_byte_cap = False
+    for index in range(start, min(total, start + n_lines)):
+        line = lines[index]
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + TRUNCATED_MARK
+            long_lines += 1
+        rendered = f"{index + 1:6d}\t{line}\n"
+        cost = len(rendered.encode("utf-8"))
+        if out and size + cost > MAX_READ_BYTES:
+            hit_byte_cap = True
+            break
+        out.append(rendered)
+        size += cost
+    count = len(out)
+    first, last = start + 1, start + count
+    message = f"Read {count} line{'s' if count != 1 else ''} ({first}-{last}) of {total}."
+    if long_lines:
+        message += f" {long_lines} line(s) longer than {MAX_LINE_CHARS} characters were truncated."
+    if last >= total:
+        message += " End of file reached."
+    elif hit_byte_cap:
+        message += (
+            f" Output was truncated at {MAX_READ_BYTES // 1024} KiB. Use line_offset={last + 1} to continue."
+        )
+    else:
+        message += f" Use line_offset={last + 1} to continue."
+    return tool_ok("".join(out), message=message, brief=f"Read {count} lines")

@@ -1,0 +1,166 @@
+"""`wire.jsonl`: the record of every turn, written merged and read back tolerantly.
+
+Format (Kimi's): a first line `{"type": "metadata", "protocol_version": "1.10"}`, then one line
+`{"timestamp": <unix float>, "message": {"type", "payload"}}` per message. Consecutive streamed
+chunks are merged before they are written (text with text, think with think, a tool call with its
+argument parts), so a 2,000-chunk answer is one line, not 2,000. Each line is written whole and
+flushed to the OS; nothing is fsynced per message. A torn last line is skipped on read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from .serde import WireDecodeError, from_envelope, to_envelope
+from .types import (
+    WIRE_PROTOCOL_LEGACY_VERSION,
+    WIRE_PROTOCOL_VERSION,
+    FunctionBody,
+    TextPart,
+    ThinkPart,
+    ToolCall,
+    ToolCallPart,
+    WireMessage,
+)
+
+log = logging.getLogger(__name__)
+
+
+class _Pending:
+    """A mergeable message being accumulated (chunks joined once, at flush: no O(n²) concat)."""
+
+    __slots__ = ("kind", "chunks", "first", "encrypted", "timestamp")
+
+    def __init__(self, message: TextPart | ThinkPart | ToolCall, timestamp: float) -> None:
+        self.first = message
+        self.timestamp = timestamp
+        self.encrypted = message.encrypted if isinstance(message, ThinkPart) else None
+        if isinstance(message, TextPart):
+            self.kind, self.chunks = "text", [message.text]
+        elif isinstance(message, ThinkPart):
+            self.kind, self.chunks = "think", [message.think]
+        else:
+            self.kind, self.chunks = "tool_call", [message.function.arguments or ""]
+
+    def absorb(self, message: Any) -> bool:
+        if self.kind == "text" and isinstance(message, TextPart):
+            self.chunks.append(message.text)
+        elif self.kind == "think" and isinstance(message, ThinkPart):
+            self.chunks.append(message.think)
+            if message.encrypted:
+                self.encrypted = message.encrypted
+        elif self.kind == "tool_call" and isinstance(message, ToolCallPart):
+            self.chunks.append(message.arguments_part or "")
+        else:
+            return False
+        return True
+
+    def build(self) -> WireMessage:
+        joined = "".join(self.chunks)
+        if self.kind == "text":
+            return TextPart(text=joined)
+        if self.kind == "think":
+            return ThinkPart(think=joined, encrypted=self.encrypted)
+        call = self.first
+        assert isinstance(call, ToolCall)
+        arguments = joined if (joined or call.function.arguments is not None) else None
+        return ToolCall(
+            id=call.id, function=FunctionBody(name=call.function.name, arguments=arguments), extras=call.extras
+        )
+
+
+class WireRecorder:
+    """Appends merged messages to a session's wire.jsonl. Call `flush()` at turn boundaries."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: TextIO | None = None
+        self._pending: _Pending | None = None
+
+    def record(self, message: WireMessage) -> None:
+        if self._pending is not None and self._pending.absorb(message):
+            return
+        self.flush()
+        if isinstance(message, (TextPart, ThinkPart, ToolCall)):
+            self._pending = _Pending(message, time.time())
+        elif isinstance(message, ToolCallPart):
+            return  # a part with no open call carries nothing worth keeping
+        else:
+            self._write(message, time.time())
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._write(pending.build(), pending.timestamp)
+
+    def close(self) -> None:
+        self.flush()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _open(self) -> TextIO:
+        if self._file is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            f = open(self.path, "a", encoding="utf-8")
+            if f.tell() == 0:
+                f.write(json.dumps({"type": "metadata", "protocol_version": WIRE_PROTOCOL_VERSION}) + "\n")
+            self._file = f
+        return self._file
+
+    def _write(self, message: WireMessage, timestamp: float) -> None:
+        line = json.dumps({"timestamp": timestamp, "message": to_envelope(message)}, ensure_ascii=False)
+        f = self._open()
+        f.write(line + "\n")
+        f.flush()
+
+
+@dataclass(frozen=True)
+class WireRecord:
+    timestamp: float
+    message: WireMessage
+
+
+def read_protocol_version(path: Path) -> str:
+    """The file's protocol version (files without a metadata line are 1.1)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            first = f.readline()
+        data = json.loads(first)
+        if isinstance(data, dict) and data.get("type") == "metadata":
+            return str(data.get("protocol_version") or WIRE_PROTOCOL_LEGACY_VERSION)
+    except (OSError, ValueError):
+        pass
+    return WIRE_PROTOCOL_LEGACY_VERSION
+
+
+def read_wire_file(path: Path) -> Iterator[WireRecord]:
+    """Every decodable record in order; torn or unknown lines are logged and skipped."""
+    try:
+        f = open(path, encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    with f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except ValueError:
+                log.warning("%s:%d: skipping unreadable line (torn write?)", path, lineno)
+                continue
+            if not isinstance(data, dict) or data.get("type") == "metadata":
+                continue
+            try:
+                message = from_envelope(data.get("message"))  # type: ignore[arg-type]
+            except WireDecodeError as exc:
+                log.warning("%s:%d: skipping record: %s", path, lineno, exc)
+                continue
+            timestamp = data.get("timestamp")
+            yield WireRecord(float(timestamp) if isinstance(timestamp, (int, float)) else 0.0, message)

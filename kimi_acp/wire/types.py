@@ -1,0 +1,457 @@
+"""The Wire 1.10 message vocabulary as pydantic models.
+
+Every message the agent core produces is one of these. Front ends serialize them (`--wire`,
+`wire.jsonl`, NDJSON) or map them (ACP). No behaviour lives here except the future a request
+carries, so that whichever front end answers it can resolve it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any, ClassVar, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag, model_validator
+
+WIRE_PROTOCOL_VERSION = "1.10"
+WIRE_PROTOCOL_LEGACY_VERSION = "1.1"
+
+
+class _Model(BaseModel):
+    # Unknown keys from newer peers are ignored rather than rejected.
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+
+# --------------------------------------------------------------------------- content parts
+
+
+class MediaURL(_Model):
+    url: str
+    id: str | None = None
+
+
+class TextPart(_Model):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkPart(_Model):
+    type: Literal["think"] = "think"
+    think: str
+    encrypted: str | None = None
+
+
+class ImageURLPart(_Model):
+    type: Literal["image_url"] = "image_url"
+    image_url: MediaURL
+
+
+class AudioURLPart(_Model):
+    type: Literal["audio_url"] = "audio_url"
+    audio_url: MediaURL
+
+
+class VideoURLPart(_Model):
+    type: Literal["video_url"] = "video_url"
+    video_url: MediaURL
+
+
+ContentPart = Annotated[
+    Union[TextPart, ThinkPart, ImageURLPart, AudioURLPart, VideoURLPart], Field(discriminator="type")
+]
+CONTENT_PART_TYPES: tuple[type[_Model], ...] = (TextPart, ThinkPart, ImageURLPart, AudioURLPart, VideoURLPart)
+UserInput = Union[str, list[ContentPart]]
+
+
+def user_input_text(user_input: UserInput) -> str:
+    """The text of a user input (media parts omitted), e.g. for titles and slash parsing."""
+    if isinstance(user_input, str):
+        return user_input
+    return "".join(p.text for p in user_input if isinstance(p, TextPart))
+
+
+# --------------------------------------------------------------------------- tool calls
+
+
+class FunctionBody(_Model):
+    name: str
+    arguments: str | None = None
+
+
+class ToolCall(_Model):
+    type: Literal["function"] = "function"
+    id: str
+    function: FunctionBody
+    extras: dict[str, Any] | None = None
+
+
+class ToolCallPart(_Model):
+    arguments_part: str | None = None
+
+
+class TokenUsage(_Model):
+    input_other: int = 0
+    output: int = 0
+    input_cache_read: int = 0
+    input_cache_creation: int = 0
+
+    @property
+    def input(self) -> int:
+        return self.input_other + self.input_cache_read + self.input_cache_creation
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+
+# --------------------------------------------------------------------------- display blocks
+
+
+class BriefDisplayBlock(_Model):
+    type: Literal["brief"] = "brief"
+    text: str
+
+
+class DiffDisplayBlock(_Model):
+    type: Literal["diff"] = "diff"
+    path: str
+    old_text: str
+    new_text: str
+    old_start: int | None = None
+    new_start: int | None = None
+    is_summary: bool = False
+
+
+class TodoDisplayItem(_Model):
+    title: str
+    status: Literal["pending", "in_progress", "done"]
+
+
+class TodoDisplayBlock(_Model):
+    type: Literal["todo"] = "todo"
+    items: list[TodoDisplayItem]
+
+
+class ShellDisplayBlock(_Model):
+    type: Literal["shell"] = "shell"
+    language: str
+    command: str
+
+
+class UnknownDisplayBlock(_Model):
+    """A display block of a type we do not know; kept as `{type, data}` so it round-trips."""
+
+    type: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_data(cls, value: Any) -> Any:
+        if isinstance(value, dict) and set(value) - {"type", "data"}:
+            rest = {k: v for k, v in value.items() if k != "type"}
+            return {"type": value.get("type", "unknown"), "data": rest}
+        return value
+
+
+_KNOWN_DISPLAY = {
+    "brief": BriefDisplayBlock,
+    "diff": DiffDisplayBlock,
+    "todo": TodoDisplayBlock,
+    "shell": ShellDisplayBlock,
+}
+
+
+def _display_discriminator(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if kind in _KNOWN_DISPLAY else "unknown"
+
+
+DisplayBlock = Annotated[
+    Union[
+        Annotated[BriefDisplayBlock, Tag("brief")],
+        Annotated[DiffDisplayBlock, Tag("diff")],
+        Annotated[TodoDisplayBlock, Tag("todo")],
+        Annotated[ShellDisplayBlock, Tag("shell")],
+        Annotated[UnknownDisplayBlock, Tag("unknown")],
+    ],
+    Discriminator(_display_discriminator),
+]
+
+
+class ToolReturnValue(_Model):
+    is_error: bool
+    output: Union[str, list[ContentPart]] = ""
+    message: str = ""
+    display: list[DisplayBlock] = Field(default_factory=list)
+    extras: dict[str, Any] | None = None
+
+
+# --------------------------------------------------------------------------- events
+
+
+class Event(_Model):
+    """Base of every event; `wire_type` is the envelope's `type`."""
+
+    wire_type: ClassVar[str] = ""
+
+
+class TurnBegin(Event):
+    wire_type: ClassVar[str] = "TurnBegin"
+    user_input: UserInput
+
+
+class TurnEnd(Event):
+    wire_type: ClassVar[str] = "TurnEnd"
+
+
+class StepBegin(Event):
+    wire_type: ClassVar[str] = "StepBegin"
+    n: int
+
+
+class StepInterrupted(Event):
+    wire_type: ClassVar[str] = "StepInterrupted"
+
+
+class StepRetry(Event):
+    wire_type: ClassVar[str] = "StepRetry"
+    n: int
+    next_attempt: int
+    max_attempts: int
+    wait_s: float
+    error_type: str
+    status_code: int | None = None
+
+
+class CompactionBegin(Event):
+    wire_type: ClassVar[str] = "CompactionBegin"
+
+
+class CompactionEnd(Event):
+    wire_type: ClassVar[str] = "CompactionEnd"
+
+
+class MCPLoadingBegin(Event):
+    wire_type: ClassVar[str] = "MCPLoadingBegin"
+
+
+class MCPLoadingEnd(Event):
+    wire_type: ClassVar[str] = "MCPLoadingEnd"
+
+
+class StatusUpdate(Event):
+    wire_type: ClassVar[str] = "StatusUpdate"
+    context_usage: float | None = None
+    context_tokens: int | None = None
+    max_context_tokens: int | None = None
+    token_usage: TokenUsage | None = None
+    message_id: str | None = None
+    plan_mode: bool | None = None
+    mcp_status: dict[str, Any] | None = None
+
+
+class Notification(Event):
+    wire_type: ClassVar[str] = "Notification"
+    id: str = ""
+    category: str = ""
+    type: str = ""
+    source_kind: str | None = None
+    source_id: str | None = None
+    title: str = ""
+    body: str = ""
+    severity: str = "info"
+    created_at: float | None = None
+    payload: dict[str, Any] | None = None
+
+
+class ToolResult(Event):
+    wire_type: ClassVar[str] = "ToolResult"
+    tool_call_id: str
+    return_value: ToolReturnValue
+
+
+ApprovalKind = Literal["approve", "approve_for_session", "reject"]
+
+
+class ApprovalResponse(Event):
+    wire_type: ClassVar[str] = "ApprovalResponse"
+    request_id: str
+    response: ApprovalKind
+    feedback: str | None = None
+
+
+class WireEnvelope(_Model):
+    type: str
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class SubagentEvent(Event):
+    wire_type: ClassVar[str] = "SubagentEvent"
+    parent_tool_call_id: str | None = None
+    agent_id: str | None = None
+    subagent_type: str | None = None
+    event: WireEnvelope
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_task_id(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "task_tool_call_id" in value and "parent_tool_call_id" not in value:
+            value = {**value, "parent_tool_call_id": value["task_tool_call_id"]}
+        return value
+
+
+class BtwBegin(Event):
+    wire_type: ClassVar[str] = "BtwBegin"
+    id: str
+    question: str
+
+
+class BtwEnd(Event):
+    wire_type: ClassVar[str] = "BtwEnd"
+    id: str
+    response: str | None = None
+    error: str | None = None
+
+
+class SteerInput(Event):
+    wire_type: ClassVar[str] = "SteerInput"
+    user_input: UserInput
+
+
+class PlanDisplay(Event):
+    wire_type: ClassVar[str] = "PlanDisplay"
+    content: str
+    file_path: str
+
+
+class HookTriggered(Event):
+    wire_type: ClassVar[str] = "HookTriggered"
+    event: str
+    target: str
+    hook_count: int
+
+
+class HookResolved(Event):
+    wire_type: ClassVar[str] = "HookResolved"
+    event: str
+    target: str
+    action: Literal["allow", "block"]
+    reason: str = ""
+    duration_ms: int = 0
+
+
+# --------------------------------------------------------------------------- requests
+
+
+class Request(_Model):
+    """A message that needs an answer. It carries a future; any front end may resolve it."""
+
+    wire_type: ClassVar[str] = ""
+    _future: asyncio.Future[Any] | None = PrivateAttr(default=None)
+
+    @property
+    def future(self) -> asyncio.Future[Any]:
+        if self._future is None:
+            self._future = asyncio.get_running_loop().create_future()
+        return self._future
+
+    @property
+    def resolved(self) -> bool:
+        return self._future is not None and self._future.done()
+
+    def resolve(self, value: Any) -> bool:
+        """Answer the request; returns False if it was already answered."""
+        future = self.future
+        if future.done():
+            return False
+        future.set_result(value)
+        return True
+
+    async def wait(self) -> Any:
+        return await asyncio.shield(self.future)
+
+
+class ApprovalRequest(Request):
+    wire_type: ClassVar[str] = "ApprovalRequest"
+    id: str
+    tool_call_id: str
+    sender: str
+    action: str
+    description: str
+    display: list[DisplayBlock] = Field(default_factory=list)
+    source_kind: Literal["foreground_turn", "background_agent"] | None = None
+    source_id: str | None = None
+    agent_id: str | None = None
+    subagent_type: str | None = None
+    source_description: str | None = None
+
+
+class ToolCallRequest(Request):
+    wire_type: ClassVar[str] = "ToolCallRequest"
+    id: str
+    name: str
+    arguments: str | None = None
+
+
+class QuestionOption(_Model):
+    label: str
+    description: str = ""
+
+
+class QuestionItem(_Model):
+    question: str
+    header: str = ""
+    options: list[QuestionOption] = Field(default_factory=list)
+    multi_select: bool = False
+
+
+class QuestionRequest(Request):
+    wire_type: ClassVar[str] = "QuestionRequest"
+    id: str
+    tool_call_id: str
+    questions: list[QuestionItem]
+
+
+class HookRequest(Request):
+    wire_type: ClassVar[str] = "HookRequest"
+    id: str
+    subscription_id: str
+    event: str
+    target: str
+    input_data: dict[str, Any] = Field(default_factory=dict)
+
+
+# Answers to requests (what clients send back as the JSON-RPC result).
+
+
+class QuestionResponse(_Model):
+    request_id: str
+    answers: dict[str, str] = Field(default_factory=dict)
+
+
+class HookResponse(_Model):
+    request_id: str
+    action: Literal["allow", "block"] = "allow"
+    reason: str = ""
+
+
+# --------------------------------------------------------------------------- the union
+
+WireMessage = Union[Event, Request, TextPart, ThinkPart, ImageURLPart, AudioURLPart, VideoURLPart, ToolCall,
+                    ToolCallPart]
+
+EVENT_TYPES: dict[str, type[_Model]] = {
+    cls.wire_type: cls
+    for cls in (
+        TurnBegin, TurnEnd, StepBegin, StepInterrupted, StepRetry, CompactionBegin, CompactionEnd,
+        MCPLoadingBegin, MCPLoadingEnd, StatusUpdate, Notification, ToolResult, ApprovalResponse,
+        SubagentEvent, BtwBegin, BtwEnd, SteerInput, PlanDisplay, HookTriggered, HookResolved,
+    )
+}
+EVENT_TYPES["ToolCall"] = ToolCall
+EVENT_TYPES["ToolCallPart"] = ToolCallPart
+
+REQUEST_TYPES: dict[str, type[Request]] = {
+    cls.wire_type: cls for cls in (ApprovalRequest, ToolCallRequest, QuestionRequest, HookRequest)
+}
+
+LEGACY_TYPE_NAMES = {"ApprovalRequestResolved": "ApprovalResponse"}

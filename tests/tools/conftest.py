@@ -1,0 +1,113 @@
+"""Real files in a tmp work dir, LocalKaos, and recording fakes for approval and todos."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kimi_acp.kaos.local import LocalKaos
+from kimi_acp.tools.base import Tool, ToolContext, ToolRejectedError
+from kimi_acp.wire.types import DisplayBlock, TodoDisplayItem, ToolReturnValue
+
+
+@dataclass
+class ApprovalCall:
+    tool_call_id: str
+    sender: str
+    action: str
+    description: str
+    display: list[Any]
+
+
+@dataclass
+class FakeApprover:
+    """Records every request; approves unless told to reject (optionally with feedback)."""
+
+    requests: list[ApprovalCall] = field(default_factory=list)
+    reject: bool = False
+    feedback: str | None = None
+
+    async def request(
+        self,
+        *,
+        tool_call_id: str,
+        sender: str,
+        action: str,
+        description: str,
+        display: Sequence[DisplayBlock],
+    ) -> None:
+        self.requests.append(ApprovalCall(tool_call_id, sender, action, description, list(display)))
+        if self.reject:
+            raise ToolRejectedError(self.feedback)
+
+
+@dataclass
+class MemoryTodos:
+    items: list[TodoDisplayItem] = field(default_factory=list)
+
+    def get_todos(self) -> list[TodoDisplayItem]:
+        return list(self.items)
+
+    def set_todos(self, items: list[TodoDisplayItem]) -> None:
+        self.items = list(items)
+
+
+@pytest.fixture
+def work_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def approver() -> FakeApprover:
+    return FakeApprover()
+
+
+@pytest.fixture
+def todos() -> MemoryTodos:
+    return MemoryTodos()
+
+
+@pytest.fixture
+def ctx(work_dir: Path, approver: FakeApprover, todos: MemoryTodos) -> ToolContext:
+    return ToolContext(
+        work_dir=work_dir,
+        kaos=LocalKaos(),
+        tool_call_id="call-1",
+        approver=approver,
+        todos=todos,
+        tool_name="TestTool",
+    )
+
+
+Call = Callable[..., Awaitable[ToolReturnValue]]
+
+
+@pytest.fixture
+def call(ctx: ToolContext) -> Call:
+    """Validate arguments like the dispatcher does (aliases included), then run the tool."""
+
+    async def _call(tool: Tool[Any], **arguments: Any) -> ToolReturnValue:
+        params = tool.params.model_validate(arguments)
+        return await tool.run(params, ctx)
+
+    return _call
+
+
+def pid_alive(pid: int) -> bool:
+    """A pid that does not exist or is a zombie (killed, not yet reaped by init) counts as gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.fixture
+def alive() -> Callable[[int], bool]:
+    return pid_alive

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from kimi_acp.tools import glob as glob_module
+from kimi_acp.tools.glob import Glob
+
+if TYPE_CHECKING:
+    from .conftest import Call
+
+
+@pytest.fixture
+def tree(work_dir: Path) -> Path:
+    for rel in [
+        "src/a.py",
+        "src/b.py",
+        "src/pkg/c.py",
+        "src/pkg/data.json",
+        "README.md",
+        ".hidden.py",
+        ".git/config.py",
+    ]:
+        path = work_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    return work_dir
+
+
+async def test_basic(call: Call, tree: Path) -> None:
+    result = await call(Glob(), pattern="src/**/*.py")
+    assert not result.is_error
+    assert result.output == "src/a.py\nsrc/b.py\nsrc/pkg/c.py"
+    assert result.message == "Found 3 matches for pattern `src/**/*.py`."
+
+
+async def test_top_level_includes_hidden_skips_git(call: Call, tree: Path) -> None:
+    result = await call(Glob(), pattern="*")
+    assert result.output == ".hidden.py\nREADME.md\nsrc"
+    result = await call(Glob(), pattern="*", include_dirs=False)
+    assert result.output == ".hidden.py\nREADME.md"
+    result = await call(Glob(), pattern=".git/*")
+    assert result.output == ""
+
+
+async def test_directory_param(call: Call, tree: Path) -> None:
+    result = await call(Glob(), pattern="*", directory=str(tree / "src"), include_dirs=False)
+    assert result.output == "a.py\nb.py"
+
+
+async def test_double_star_rejected_with_listing(call: Call, tree: Path) -> None:
+    result = await call(Glob(), pattern="**/*.py")
+    assert result.is_error
+    assert "starts with `**`" in result.message
+    assert result.message.endswith(".hidden.py\nREADME.md\nsrc/")
+
+
+async def test_outside_workspace(call: Call, tree: Path) -> None:
+    result = await call(Glob(), pattern="*", directory=str(tree.parent))
+    assert result.is_error and "outside the workspace" in result.message
+
+
+async def test_missing_directory_and_no_matches(call: Call, tree: Path) -> None:
+    result = await call(Glob(), pattern="*", directory=str(tree / "nope"))
+    assert result.is_error and "does not exist" in result.message
+    result = await call(Glob(), pattern="*.rs")
+    assert not result.is_error and result.output == "" and "No matches" in result.message
+    result = await call(Glob(), pattern="  ")
+    assert result.is_error
+
+
+async def test_cap(call: Call, work_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(glob_module, "MAX_MATCHES", 5)
+    for i in range(8):
+        (work_dir / f"f{i}.txt").write_text("")
+    result = await call(Glob(), pattern="*.txt")
+    assert isinstance(result.output, str)
+    assert len(result.output.splitlines()) == 5
+    assert "Only the first 5 matches" in result.message

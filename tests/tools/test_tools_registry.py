@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from kimi_acp.tools import builtin_tools
+
+
+def test_order_and_specs() -> None:
+    tools = builtin_tools()
+    assert [t.name for t in tools] == [
+        "SetTodoList",
+        "Shell",
+        "ReadFile",
+        "Glob",
+        "Grep",
+        "WriteFile",
+        "StrReplaceFile",
+    ]
+    for tool in tools:
+        spec = tool.spec()
+        assert spec.description and spec.parameters["type"] == "object"
+        assert "title" not in spec.parameters
+    grep = next(t for t in tools if t.name == "Grep").spec().parameters["properties"]
+    assert {"-A", "-B", "-C", "-n", "-i"} <= set(grep)
+
+
+def test_package_import_is_cheap() -> None:
+    names = ", ".join(
+        repr(f"kimi_acp.tools.{m}") for m in ("shell", "read", "write", "replace", "glob", "grep", "todo")
+    )
+    code = f"import sys, kimi_acp.tools; print(any(m in sys.modules for m in ({names})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -138,6 +138,10 @@ class Agent:
                     task.add_done_callback(answering.discard)
                 yield message
             turn.result()  # re-raises the turn's error, after its TurnEnd was yielded
+            from . import sessions
+
+            # Like `kimi --wire`: a turn that ran makes this the session `continue_session=True` picks.
+            sessions.set_last_session_id(core.work_dir, core.session.id)
         finally:
             unsubscribe()
             if not turn.done():

@@ -11,19 +11,38 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 
+LOGIN_ARGS = (["login"], ["--login"])
+
+
 def main() -> None:
     argv = sys.argv[1:]
     if argv == ["acp"]:
-        acp_main()
-        return
+        _serve_acp()
+    if argv[:1] == ["acp"] and argv[1:] in LOGIN_ARGS:
+        _login()  # an IDE's terminal auth re-runs `kimi acp` with the method's args appended
     _click_main()
 
 
 def acp_main() -> None:
-    """Entry point of `kimi acp` and `kimi-acp`."""
+    """Entry point of `kimi-acp` (the same server as `kimi acp`)."""
+    if sys.argv[1:] in LOGIN_ARGS:
+        _login()
+    if sys.argv[1:] in (["-h"], ["--help"]):
+        print("usage: kimi-acp [login]\n\nServe the Agent Client Protocol on stdio; `login` sets up a model.")
+        sys.exit(0)
+    _serve_acp()
+
+
+def _serve_acp() -> NoReturn:
     from .acp.entry import run
 
     sys.exit(run())
+
+
+def _login() -> NoReturn:
+    from .login import run_login
+
+    sys.exit(run_login())
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -72,13 +91,11 @@ def _click_main() -> None:
 
     @cli.command(help="Serve the Agent Client Protocol on stdio (for Zed, JetBrains and other ACP clients).")
     def acp() -> None:
-        acp_main()
+        _serve_acp()
 
     @cli.command(help="Set up a provider and model interactively (writes config.toml).")
     def login() -> None:
-        from .login import run_login
-
-        sys.exit(run_login())
+        _login()
 
     @cli.command(help="Show version, share dir, config file, models and providers (never keys).")
     @click.option("--config-file", type=click.Path(dir_okay=False), help="Config file to describe.")

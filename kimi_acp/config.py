@@ -143,17 +143,42 @@ def load_config(config_file: str | Path | None = None, config_text: str | None =
     """Load `--config TEXT`, else `--config-file F`, else the default file (created if missing)."""
     if config_text is not None:
         data = _parse_text(config_text)
-        return LoadedConfig(_validate(data, "--config"), None, False)
+        return LoadedConfig(with_env_model(_validate(data, "--config")), None, False)
     if config_file is not None:
         path = Path(config_file).expanduser()
         if not path.is_file():
             raise ConfigError(f"config file {path} does not exist")
-        return LoadedConfig(_validate(_read_file(path), str(path)), path, False)
+        return LoadedConfig(with_env_model(_validate(_read_file(path), str(path))), path, False)
     path = default_config_path()
     if not path.exists():
         _create_default(path)
-        return LoadedConfig(Config(), path, True)
-    return LoadedConfig(_validate(_read_file(path), str(path)), path, True)
+        return LoadedConfig(with_env_model(Config()), path, True)
+    return LoadedConfig(with_env_model(_validate(_read_file(path), str(path))), path, True)
+
+
+ENV_MODEL_ALIAS = "kimi-env"
+ENV_DEFAULT_BASE_URL = "https://api.moonshot.ai/v1"
+ENV_DEFAULT_MODEL = "kimi-k2-0905-preview"
+ENV_DEFAULT_CONTEXT = 262144
+
+
+def with_env_model(config: Config) -> Config:
+    """With no default model but `KIMI_API_KEY` set, a Kimi model from the environment.
+
+    This is what makes the ACP `env_var` auth method work: an IDE that only passes the key
+    (plus optionally `KIMI_BASE_URL` / `KIMI_MODEL_NAME`) gets a usable agent with no config file.
+    """
+    if config.default_model or not os.environ.get("KIMI_API_KEY"):
+        return config
+    provider = ProviderConfig(type="kimi", base_url=ENV_DEFAULT_BASE_URL)  # env overrides fill in the rest
+    model = ModelConfig(provider=ENV_MODEL_ALIAS, model=ENV_DEFAULT_MODEL, max_context_size=ENV_DEFAULT_CONTEXT)
+    return config.model_copy(
+        update={
+            "default_model": ENV_MODEL_ALIAS,
+            "providers": {**config.providers, ENV_MODEL_ALIAS: provider},
+            "models": {**config.models, ENV_MODEL_ALIAS: model},
+        }
+    )
 
 
 def _create_default(path: Path) -> None:
@@ -200,6 +225,7 @@ def _validate(data: dict[str, Any], source: str) -> Config:
     except ValidationError as exc:
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err.get("loc", ()))
+        key = key.replace("\r", "\\r").replace("\n", "\\n")  # a quoted TOML key may hold a newline
         msg = err.get("msg", "invalid value")
         msg = msg.removeprefix("Value error, ")
         where = f" at {key}" if key else ""
@@ -274,10 +300,11 @@ def apply_env_overrides(provider: ProviderConfig, model: ModelConfig) -> tuple[P
             p_update["api_key"] = SecretStr(env["KIMI_API_KEY"])
         if env.get("KIMI_MODEL_NAME"):
             m_update["model"] = env["KIMI_MODEL_NAME"]
-        if env.get("KIMI_MODEL_MAX_CONTEXT_SIZE", "").isdigit():
-            m_update["max_context_size"] = int(env["KIMI_MODEL_MAX_CONTEXT_SIZE"])
+        raw_size = env.get("KIMI_MODEL_MAX_CONTEXT_SIZE", "").strip()
+        if raw_size.isdecimal() and int(raw_size) > 0:  # like the file: a positive integer, else ignored
+            m_update["max_context_size"] = int(raw_size)
         if env.get("KIMI_MODEL_CAPABILITIES"):
-            caps = [c.strip() for c in env["KIMI_MODEL_CAPABILITIES"].split(",") if c.strip()]
+            caps = [c.strip().lower() for c in env["KIMI_MODEL_CAPABILITIES"].split(",") if c.strip()]
             m_update["capabilities"] = [c for c in caps if c in ("image_in", "video_in", "thinking", "always_thinking")]
     elif provider.type.startswith("openai"):
         if env.get("OPENAI_BASE_URL"):

@@ -153,6 +153,9 @@ def _load_state(state_file: Path) -> SessionState:
         raw = state_file.read_text(encoding="utf-8")
     except OSError:
         return SessionState()
+    except UnicodeDecodeError:
+        log.warning("ignoring unreadable %s: not UTF-8", state_file)
+        return SessionState()
     try:
         return SessionState.model_validate_json(raw)
     except ValidationError as exc:
@@ -213,6 +216,31 @@ def list_sessions(work_dir: str | Path) -> list[Session]:
     sessions = [s for s in sessions if not s.is_empty()]
     sessions.sort(key=lambda s: s.updated_at(), reverse=True)
     return sessions
+
+
+def list_all_sessions() -> list[Session]:
+    """Non-empty sessions of every work dir, most recently updated first."""
+    root = sessions_root()
+    try:
+        buckets = [d for d in root.iterdir() if d.is_dir()]
+    except OSError:
+        return []
+    found: list[Session] = []
+    for bucket in buckets:
+        fallback_work_dir: str | None = None
+        for directory in bucket.iterdir():
+            if not (directory.is_dir() and is_valid_session_id(directory.name)):
+                continue
+            state = _load_state(directory / "state.json")
+            work_dir = state.work_dir
+            if not work_dir:
+                fallback_work_dir = fallback_work_dir or _work_dir_for_key(bucket.name)
+                work_dir = fallback_work_dir
+            if work_dir:
+                found.append(Session(directory.name, canonical_path(work_dir), directory, state))
+    found = [s for s in found if not s.is_empty()]
+    found.sort(key=lambda s: s.updated_at(), reverse=True)
+    return found
 
 
 def is_valid_session_id(session_id: str) -> bool:

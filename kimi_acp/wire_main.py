@@ -57,8 +57,7 @@ async def _serve(session, loaded, model, thinking, yolo, max_steps_per_turn) -> 
         thinking=thinking,
         max_steps_per_turn=max_steps_per_turn,
     )
-    if yolo or (loaded.config.default_yolo and not session.state.approval.yolo):
-        core.approvals.runtime_yolo = True
+    core.approvals.runtime_yolo = yolo or loaded.config.default_yolo
     reader, writer = await open_stdio()
     server = WireServer(core, reader, writer)
     install_shutdown_signals(reader.feed_eof)

@@ -186,18 +186,22 @@ class AgentCore:
 
     # ------------------------------------------------------------------ controls
 
-    def set_yolo(self, on: bool) -> None:
+    def set_yolo(self, on: bool, *, announce: bool = True) -> None:
+        """Turn yolo on/off (persisted). `announce` tells front ends the agent changed it itself."""
         if self.approvals.yolo != on:
             self.approvals.set_yolo(on)
-            self.stream.send(ModeChanged(yolo=on, plan_mode=self.plan_mode))
+            if announce:
+                self.stream.send(ModeChanged(yolo=on, plan_mode=self.plan_mode))
 
-    def set_plan_mode(self, on: bool) -> None:
-        """Turn plan mode on/off; persisted, announced with StatusUpdate(plan_mode)."""
-        if self.session.state.plan_mode != on:
+    def set_plan_mode(self, on: bool, *, announce: bool = True) -> None:
+        """Turn plan mode on/off; persisted and recorded as StatusUpdate(plan_mode)."""
+        changed = self.session.state.plan_mode != on
+        if changed:
             self.session.state.plan_mode = on
             self.session.save_state()
         self.stream.send(StatusUpdate(plan_mode=on))
-        self.stream.send(ModeChanged(yolo=self.approvals.yolo, plan_mode=on))
+        if changed and announce:
+            self.stream.send(ModeChanged(yolo=self.approvals.yolo, plan_mode=on))
         if not self.busy:
             self.recorder.flush()
 

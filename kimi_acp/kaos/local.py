@@ -31,7 +31,7 @@ _DRAIN_AFTER_KILL_S = 1.0
 _POSIX_SHELLS = frozenset({"bash", "zsh", "sh", "dash", "ksh", "mksh", "ash"})
 
 # Commands run unattended: no pagers, no colours, no credential prompts.
-_NONINTERACTIVE_ENV = {
+NONINTERACTIVE_ENV = {
     "PAGER": "cat",  # `man`, `systemctl`, ... would otherwise wait for a key press
     "GIT_PAGER": "cat",  # `git log/diff` would start `less`
     "TERM": "dumb",  # no cursor control sequences in the captured output
@@ -52,7 +52,7 @@ def user_shell() -> str:
 
 def command_env(shell: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(_NONINTERACTIVE_ENV)
+    env.update(NONINTERACTIVE_ENV)
     env["SHELL"] = shell
     return env
 

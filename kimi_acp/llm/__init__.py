@@ -42,7 +42,7 @@ def create_provider(
     if ptype == "_scripted_echo":
         from .echo import ScriptedEchoProvider
 
-        return ScriptedEchoProvider.from_env(resolved.provider.env, thinking=effort)
+        return ScriptedEchoProvider.from_env(resolved.provider.env, thinking=effort, session_id=session_id)
     if ptype not in PROVIDER_TYPES:
         raise ChatProviderError(
             f"provider type {ptype!r} is not supported by kimi-acp (supported: {', '.join(PROVIDER_TYPES)})"

@@ -328,25 +328,47 @@ class EchoProvider:
         return None
 
 
+class _ScriptQueue:
+    """The scripts still to play and how many calls were made (for the exhaustion message)."""
+
+    def __init__(self, scripts: Sequence[str]) -> None:
+        self.scripts: deque[str] = deque(scripts)
+        self.turn = 0
+
+
+_SESSION_QUEUES: dict[tuple[str, str], _ScriptQueue] = {}
+
+
 class ScriptedEchoProvider:
     """`_scripted_echo`: each `stream()` call plays the next script of a file read at creation."""
 
     provider_type = "_scripted_echo"
 
     def __init__(
-        self, scripts: Sequence[str], *, trace: bool = False, thinking: ThinkingEffort | None = None
+        self,
+        scripts: Sequence[str] | _ScriptQueue,
+        *,
+        trace: bool = False,
+        thinking: ThinkingEffort | None = None,
     ) -> None:
         self.model_name = "scripted_echo"
         self.thinking = thinking
-        self._scripts: deque[str] = deque(scripts)
-        self._turn = 0
+        self._queue = scripts if isinstance(scripts, _ScriptQueue) else _ScriptQueue(scripts)
         self._trace = trace
 
     @classmethod
     def from_env(
-        cls, env: Mapping[str, str] | None = None, *, thinking: ThinkingEffort | None = None
+        cls,
+        env: Mapping[str, str] | None = None,
+        *,
+        thinking: ThinkingEffort | None = None,
+        session_id: str | None = None,
     ) -> ScriptedEchoProvider:
-        """Scripts path and trace flag from the provider's `env`, then the process environment."""
+        """Scripts path and trace flag from the provider's `env`, then the process environment.
+
+        With a `session_id`, the queue belongs to that session for the life of the process: a
+        session that is closed and reopened, or switches model, continues with its next script.
+        """
         env = env or {}
         path = env.get(SCRIPTS_ENV) or os.environ.get(SCRIPTS_ENV)
         if not path:
@@ -358,19 +380,26 @@ class ScriptedEchoProvider:
             "true",
             "yes",
         )
-        return cls(load_scripts(path), trace=trace, thinking=thinking)
+        if session_id is None:
+            return cls(load_scripts(path), trace=trace, thinking=thinking)
+        key = (str(Path(path).expanduser().resolve()), session_id)
+        queue = _SESSION_QUEUES.get(key)
+        if queue is None:
+            queue = _SESSION_QUEUES[key] = _ScriptQueue(load_scripts(path))
+        return cls(queue, trace=trace, thinking=thinking)
 
     @property
     def remaining(self) -> int:
-        return len(self._scripts)
+        return len(self._queue.scripts)
 
     def stream(self, system_prompt: str, tools: Sequence[ToolSpec], history: Sequence[Message]) -> ChatStream:
-        self._turn += 1
-        if not self._scripts:
-            return _fail(ChatProviderError(f"ScriptedEchoChatProvider exhausted at turn {self._turn}."))
-        script = self._scripts.popleft()
+        queue = self._queue
+        queue.turn += 1
+        if not queue.scripts:
+            return _fail(ChatProviderError(f"ScriptedEchoChatProvider exhausted at turn {queue.turn}."))
+        script = queue.scripts.popleft()
         if self._trace:
-            logger.info("scripted echo turn %d:\n%s", self._turn, script)
+            logger.info("scripted echo turn %d:\n%s", queue.turn, script)
         return _play(script)
 
     async def aclose(self) -> None:

@@ -12,6 +12,15 @@ Replies: `Stream(events, delay=, delay_before=, done=, drop_after=)` streams eve
 `data: <json>`; str items are written verbatim plus a blank line; bytes are written as-is),
 `ErrorReply(status, body, headers)` answers with an HTTP error. It runs in a daemon thread, so it
 serves sync tests, async tests and subprocesses alike. Stopping it wakes any delayed reply.
+
+`GET .../models` (OpenAI's and Anthropic's model list) answers only when `models` is set:
+
+    with FakeLLMServer(models=["m1", "m2"], api_keys={"good"}) as server:
+        ... GET {server.base_url}/models -> {"object": "list", "data": [{"id": "m1", ...}, ...]}
+
+`api_keys` (when set) makes it answer 401 unless the request carries one of them as
+`Authorization: Bearer <key>` or `x-api-key: <key>`. GET requests are recorded in `requests` like
+POSTs (`method` tells them apart); other GET paths answer 404 as before.
 """
 
 from __future__ import annotations
@@ -92,9 +101,20 @@ class RecordedRequest:
 class FakeLLMServer:
     """Thread-backed HTTP server on 127.0.0.1 with an ephemeral port; see the module docstring."""
 
-    def __init__(self, *, host: str = "127.0.0.1", default: Reply | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        default: Reply | None = None,
+        models: Sequence[str | dict[str, Any]] | None = None,
+        api_keys: Iterable[str] | None = None,
+    ) -> None:
         self._host = host
         self.default = default  # used when the queue is empty; None answers 400
+        # `GET .../models`: ids (or whole model objects); None keeps answering 404
+        self.models: list[str | dict[str, Any]] | None = list(models) if models is not None else None
+        # keys `GET .../models` accepts; None accepts any request, keyed or not
+        self.api_keys: set[str] | None = set(api_keys) if api_keys is not None else None
         self._queue: deque[Reply] = deque()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -189,6 +209,29 @@ class FakeLLMServer:
             number = len(self._requests)
         return error_reply(400, f"fake server: no scripted reply left for request #{number}")
 
+    def _answer_get(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        """Record a GET and pick its answer: the model list, a 401, or a 404."""
+        with self._request_seen:
+            self._requests.append(request)
+            self._request_seen.notify_all()
+            models = list(self.models) if self.models is not None else None
+            api_keys = set(self.api_keys) if self.api_keys is not None else None
+        path = request.path.split("?", 1)[0].rstrip("/")
+        if models is None or not path.endswith("/models"):
+            return 404, {"error": {"message": f"fake server: no route for GET {request.path}"}}
+        if api_keys is not None and _presented_key(request.headers) not in api_keys:
+            return 401, {"error": {"message": "fake server: invalid api key", "type": "authentication_error"}}
+        data = [m if isinstance(m, dict) else {"id": m, "object": "model", "owned_by": "fake"} for m in models]
+        return 200, {"object": "list", "data": data, "has_more": False}
+
+
+def _presented_key(headers: dict[str, str]) -> str | None:
+    """The key a request carries, OpenAI-style (Bearer) or Anthropic-style (`x-api-key`)."""
+    auth = headers.get("authorization", "")
+    if auth.startswith("Bearer "):
+        return auth[len("Bearer "):]
+    return headers.get("x-api-key")
+
 
 FakeOpenAIServer = FakeLLMServer
 
@@ -244,7 +287,9 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def do_GET(self) -> None:  # noqa: N802
-        self._send_json(404, {"error": {"message": f"fake server: no route for GET {self.path}"}})
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, data = self.server.fake._answer_get(RecordedRequest("GET", self.path, headers, b"", None))
+        self._send_json(status, data)
 
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length") or 0)

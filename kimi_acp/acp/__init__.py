@@ -1,0 +1,1 @@
+"""The ACP front end (`kimi acp`): see `entry.py` for start-up and `server.py` for the methods."""

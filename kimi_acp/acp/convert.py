@@ -1,0 +1,234 @@
+"""Conversions between ACP shapes and ours: prompt blocks in; tool cards and content out."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..wire.types import (
+    ContentPart,
+    DiffDisplayBlock,
+    ImageURLPart,
+    MediaURL,
+    TextPart,
+    TodoDisplayBlock,
+    ToolReturnValue,
+    UnknownDisplayBlock,
+    UserInput,
+)
+
+TITLE_ARG_MAX = 80
+UI_TEXT_MAX = 20_000
+HIDE_OUTPUT = "acp/hide_output"
+
+KINDS = {
+    "Shell": "execute",
+    "ReadFile": "read",
+    "Glob": "search",
+    "Grep": "search",
+    "WriteFile": "edit",
+    "StrReplaceFile": "edit",
+    "SetTodoList": "think",
+    "FetchURL": "fetch",
+    "SearchWeb": "fetch",
+}
+KEY_ARGUMENT = {
+    "Shell": "command",
+    "ReadFile": "path",
+    "WriteFile": "path",
+    "StrReplaceFile": "path",
+    "Glob": "pattern",
+    "Grep": "pattern",
+    "FetchURL": "url",
+    "SearchWeb": "query",
+}
+PATH_ARGUMENTS = {"ReadFile": "path", "WriteFile": "path", "StrReplaceFile": "path", "Glob": "directory", "Grep": "path"}
+PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
+
+
+# --------------------------------------------------------------------------- prompt in
+
+
+def prompt_to_user_input(blocks: list[Any]) -> UserInput:
+    """ACP content blocks (SDK models or dicts) -> our user input (a string for plain text)."""
+    parts: list[ContentPart] = []
+    for block in blocks:
+        data = block if isinstance(block, dict) else block.model_dump(by_alias=True, exclude_none=True)
+        kind = data.get("type")
+        if kind == "text":
+            parts.append(TextPart(text=str(data.get("text", ""))))
+        elif kind == "image":
+            mime = data.get("mimeType") or "image/png"
+            if data.get("data"):
+                parts.append(ImageURLPart(image_url=MediaURL(url=f"data:{mime};base64,{data['data']}")))
+            elif data.get("uri"):
+                parts.append(ImageURLPart(image_url=MediaURL(url=str(data["uri"]))))
+        elif kind == "resource":
+            parts.append(TextPart(text=_embedded_resource(data.get("resource") or {})))
+        elif kind == "resource_link":
+            name = data.get("name") or data.get("uri")
+            parts.append(TextPart(text=f'<resource_link uri="{data.get("uri")}" name="{name}" />'))
+        elif kind == "audio":
+            parts.append(TextPart(text="[audio attachment omitted: this agent cannot listen to audio]"))
+    if len(parts) == 1 and isinstance(parts[0], TextPart):
+        return parts[0].text
+    return parts
+
+
+def _embedded_resource(resource: dict[str, Any]) -> str:
+    uri = resource.get("uri", "")
+    if "text" in resource:
+        return f'<resource uri="{uri}">\n{resource["text"]}\n</resource>'
+    mime = resource.get("mimeType") or "application/octet-stream"
+    return f'<resource uri="{uri}" mimeType="{mime}">[binary content omitted]</resource>'
+
+
+# --------------------------------------------------------------------------- partial JSON
+
+_STRING_VALUE = r'"{key}"\s*:\s*"((?:[^"\\]|\\.)*)'
+
+
+def partial_argument(arguments: str, key: str) -> str | None:
+    """A string argument read from possibly incomplete JSON (streamed tool arguments)."""
+    try:
+        value = json.loads(arguments)
+        if isinstance(value, dict):
+            found = value.get(key)
+            return found if isinstance(found, str) else None
+    except ValueError:
+        pass
+    match = re.search(_STRING_VALUE.format(key=re.escape(key)), arguments)
+    if not match:
+        return None
+    raw = match.group(1)
+    if raw.endswith("\\") and not raw.endswith("\\\\"):
+        raw = raw[:-1]
+    try:
+        return json.loads(f'"{raw}"')
+    except ValueError:
+        return raw
+
+
+def parse_arguments(arguments: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+# --------------------------------------------------------------------------- tool cards
+
+
+def tool_kind(name: str) -> str:
+    return KINDS.get(name, "other")
+
+
+def _shorten(text: str, limit: int = TITLE_ARG_MAX) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    half = (limit - 1) // 2
+    return text[:half] + "…" + text[-(limit - 1 - half):]
+
+
+def display_path(path: str, cwd: Path) -> str:
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            return str(p.relative_to(cwd))
+        except ValueError:
+            return path
+    return path
+
+
+def tool_title(name: str, arguments: str, cwd: Path) -> str:
+    key = KEY_ARGUMENT.get(name)
+    if key is None:
+        return name
+    value = partial_argument(arguments, key)
+    if not value:
+        return name
+    if key in ("path", "directory"):
+        value = display_path(value, cwd)
+    return f"{name}: {_shorten(value)}"
+
+
+def tool_locations(name: str, arguments: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
+    key = PATH_ARGUMENTS.get(name)
+    raw = arguments.get(key) if key else None
+    if not isinstance(raw, str) or not raw:
+        return []
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = cwd / path
+    location: dict[str, Any] = {"path": str(path)}
+    line = arguments.get("line_offset")
+    if name == "ReadFile" and isinstance(line, int) and line > 0:
+        location["line"] = line
+    return [location]
+
+
+def text_content(text: str) -> dict[str, Any]:
+    if len(text) > UI_TEXT_MAX:
+        text = text[:UI_TEXT_MAX] + f"\n[... {len(text) - UI_TEXT_MAX} more characters]"
+    return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def diff_content(block: DiffDisplayBlock) -> dict[str, Any]:
+    old = block.old_text or None  # null old text: a new file
+    return {"type": "diff", "path": block.path, "oldText": old, "newText": block.new_text}
+
+
+def hides_output(result: ToolReturnValue) -> bool:
+    return any(isinstance(b, UnknownDisplayBlock) and b.type == HIDE_OUTPUT for b in result.display)
+
+
+def result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: bool) -> list[dict[str, Any]] | None:
+    """The card content for a finished call; None keeps what the card already shows (a terminal)."""
+    if terminal_shown and hides_output(result) and not result.is_error:
+        return None
+    content: list[dict[str, Any]] = []
+    for block in result.display:
+        if isinstance(block, DiffDisplayBlock):
+            if block.is_summary:
+                content.append(text_content(f"{block.path}: {block.old_text} -> {block.new_text}"))
+            else:
+                content.append(diff_content(block))
+    if content and not result.is_error:
+        return content
+    output = result.output if isinstance(result.output, str) else "".join(
+        p.text for p in result.output if isinstance(p, TextPart)
+    )
+    if terminal_shown and hides_output(result):
+        output = ""  # the terminal already shows it; add only the error message below
+    if output.strip() and tool_name != "ReadFile":
+        fence = "```"
+        content.append(text_content(f"{fence}\n{output.rstrip()}\n{fence}" if tool_name == "Shell" else output))
+    if result.is_error or not content:
+        if result.message:
+            content.append(text_content(result.message))
+    return content
+
+
+def plan_entries(block: TodoDisplayBlock) -> list[dict[str, Any]]:
+    return [
+        {"content": item.title, "priority": "medium", "status": PLAN_STATUS.get(item.status, "pending")}
+        for item in block.items
+        if item.title.strip()
+    ]
+
+
+def content_blocks_for_display(part: ContentPart) -> dict[str, Any]:
+    """An ACP content block for a part shown in a message chunk (user input or model output)."""
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ImageURLPart):
+        url = part.image_url.url
+        match = re.match(r"data:([^;,]+);base64,(.*)", url, re.S)
+        if match:
+            return {"type": "image", "mimeType": match.group(1), "data": match.group(2)}
+        return {"type": "text", "text": f"[image: {url}]"}
+    return {"type": "text", "text": f"[{part.type}]"}

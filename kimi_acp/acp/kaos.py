@@ -1,0 +1,169 @@
+"""KAOS through the ACP client: files via `fs/*`, commands in the client's terminal.
+
+Routed only for what the client advertised; everything else stays local. Reading through the
+client sees unsaved editor buffers, writing through it lands edits in the editor, and a command in
+a client terminal shows its live output inside the tool call card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..kaos.base import BinaryFileError, CommandResult, FileStat
+from ..kaos.local import NONINTERACTIVE_ENV, LocalKaos, user_shell
+
+log = logging.getLogger(__name__)
+SNIFF_BYTES = 8192
+CLEANUP_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class ClientCapabilities:
+    read_text_file: bool = False
+    write_text_file: bool = False
+    terminal: bool = False
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any] | None) -> ClientCapabilities:
+        raw = raw or {}
+        fs = raw.get("fs") if isinstance(raw.get("fs"), dict) else {}
+        return cls(
+            read_text_file=fs.get("readTextFile") is True,
+            write_text_file=fs.get("writeTextFile") is True,
+            terminal=raw.get("terminal") is True,
+        )
+
+
+class AcpKaos:
+    """A Kaos for one ACP session. `on_terminal(tool_call_id, terminal_id)` embeds the terminal."""
+
+    name = "acp"
+
+    def __init__(
+        self,
+        connection: Any,
+        session_id: str,
+        capabilities: ClientCapabilities,
+        on_terminal: Callable[[str, str], None],
+    ) -> None:
+        self._conn = connection
+        self._session_id = session_id
+        self._caps = capabilities
+        self._on_terminal = on_terminal
+        self._local = LocalKaos()
+        self._cleanups: set[asyncio.Future[None]] = set()
+
+    # ------------------------------------------------------------------ files
+
+    async def read_text(self, path: Path) -> str:
+        if not self._caps.read_text_file:
+            return await self._local.read_text(path)
+        on_disk = await self._local.stat(path)
+        if on_disk is not None:
+            if on_disk.is_dir:
+                raise IsADirectoryError(f"{path} is a directory")
+            head = await self._local.read_bytes(path, SNIFF_BYTES)
+            if b"\x00" in head:
+                raise BinaryFileError(f"{path} looks like a binary file (NUL bytes)")
+        try:
+            response = await self._conn.read_text_file(session_id=self._session_id, path=str(path))
+        except Exception as exc:
+            if on_disk is None:
+                raise FileNotFoundError(f"{path} does not exist") from None
+            raise OSError(f"the editor could not read {path}: {exc}") from None
+        return response.content
+
+    async def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
+        return await self._local.read_bytes(path, limit)
+
+    async def write_text(self, path: Path, text: str, *, append: bool = False) -> int:
+        if not self._caps.write_text_file:
+            return await self._local.write_text(path, text, append=append)
+        if append:
+            try:
+                text = await self.read_text(path) + text
+            except FileNotFoundError:
+                pass
+        try:
+            await self._conn.write_text_file(session_id=self._session_id, path=str(path), content=text)
+        except Exception as exc:
+            raise OSError(f"the editor could not write {path}: {exc}") from None
+        return len(text.encode("utf-8"))  # what we wrote, not a possibly stale size on disk
+
+    async def stat(self, path: Path) -> FileStat | None:
+        return await self._local.stat(path)
+
+    # ------------------------------------------------------------------ commands
+
+    async def run_command(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout: float,
+        output_limit: int,
+        tool_call_id: str | None = None,
+    ) -> CommandResult:
+        if not self._caps.terminal:
+            return await self._local.run_command(
+                command, cwd=cwd, timeout=timeout, output_limit=output_limit, tool_call_id=tool_call_id
+            )
+        from acp.schema import EnvVariable
+
+        shell = user_shell()
+        created = await self._conn.create_terminal(
+            session_id=self._session_id,
+            command=shell,
+            args=["-c", command],
+            cwd=str(cwd),
+            env=[EnvVariable(name=k, value=v) for k, v in NONINTERACTIVE_ENV.items()],
+            output_byte_limit=output_limit,
+        )
+        terminal_id = created.terminal_id
+        try:
+            if tool_call_id is not None:
+                self._on_terminal(tool_call_id, terminal_id)
+            timed_out = False
+            try:
+                exit_status = await asyncio.wait_for(
+                    self._conn.wait_for_terminal_exit(session_id=self._session_id, terminal_id=terminal_id), timeout
+                )
+            except asyncio.TimeoutError:
+                timed_out = True
+                exit_status = None
+                await self._bounded(self._conn.kill_terminal(session_id=self._session_id, terminal_id=terminal_id))
+            output = await self._conn.terminal_output(session_id=self._session_id, terminal_id=terminal_id)
+        except BaseException:
+            # Cancelled (session/cancel) or the client failed: stop the command and free the
+            # terminal without waiting for the client's answers — the turn must end now.
+            task = asyncio.ensure_future(self._kill_and_release(terminal_id))
+            self._cleanups.add(task)
+            task.add_done_callback(self._cleanups.discard)
+            raise
+        await self._bounded(self._conn.release_terminal(session_id=self._session_id, terminal_id=terminal_id))
+        status = output.exit_status or exit_status
+        exit_code = getattr(status, "exit_code", None)
+        signal = getattr(status, "signal", None)
+        return CommandResult(
+            output=output.output,
+            exit_code=None if timed_out else exit_code,
+            signal=signal,
+            timed_out=timed_out,
+            truncated=bool(output.truncated),
+            terminal_id=terminal_id,
+        )
+
+    async def _kill_and_release(self, terminal_id: str) -> None:
+        await self._bounded(self._conn.kill_terminal(session_id=self._session_id, terminal_id=terminal_id))
+        await self._bounded(self._conn.release_terminal(session_id=self._session_id, terminal_id=terminal_id))
+
+    @staticmethod
+    async def _bounded(awaitable: Any) -> None:
+        with contextlib.suppress(Exception, asyncio.TimeoutError):
+            await asyncio.wait_for(awaitable, CLEANUP_TIMEOUT_S)

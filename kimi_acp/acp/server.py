@@ -1,0 +1,288 @@
+"""`kimi acp`: the multi-session ACP agent (the SDK's `Agent` protocol).
+
+Each session has its own work dir, context, prompt lock and KAOS; nothing is process-global
+(no chdir). Sessions are gated on a usable model configuration, which is re-read from
+`config.toml` whenever a session is opened, so a `kimi login` run while the IDE is open works
+without a restart. Handlers return plain dicts (the SDK sends them as they are).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+from acp import RequestError
+
+from .. import sessions
+from ..config import ConfigError, LoadedConfig, load_config, resolve_model
+from ..core.agent import AgentCore
+from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
+from .kaos import AcpKaos, ClientCapabilities
+from .options import OptionError, apply_mode, apply_option, config_options, modes_state
+from .session import AcpSession
+from .transport import StdioTransport
+
+log = logging.getLogger(__name__)
+LIST_PAGE_SIZE = 50
+
+
+class AcpServer:
+    def __init__(self, transport: StdioTransport, initialize_params: dict[str, Any] | None = None) -> None:
+        self.transport = transport
+        self.connection: Any = None
+        self.client_capabilities_raw: dict[str, Any] = {}
+        self.capabilities = ClientCapabilities()
+        self.sessions: dict[str, AcpSession] = {}
+        self._opening: dict[str, asyncio.Lock] = {}
+        if initialize_params is not None:
+            self._remember_client(initialize_params.get("clientCapabilities"))
+
+    def on_connect(self, connection: Any) -> None:
+        self.connection = connection
+
+    def _remember_client(self, capabilities: Any) -> None:
+        raw = capabilities if isinstance(capabilities, dict) else {}
+        self.client_capabilities_raw = raw
+        self.capabilities = ClientCapabilities.from_dict(raw)
+
+    # ------------------------------------------------------------------ handshake
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **_: Any) -> dict[str, Any]:
+        raw = client_capabilities.model_dump(by_alias=True, exclude_none=True) if client_capabilities is not None else {}
+        self._remember_client(raw)
+        return initialize_result({"protocolVersion": protocol_version, "clientCapabilities": raw})
+
+    async def authenticate(self, method_id: str, **_: Any) -> dict[str, Any]:
+        if method_id not in (LOGIN_METHOD_ID, API_KEY_METHOD_ID):
+            raise RequestError.invalid_params({"methodId": f"unknown auth method {method_id!r}"})
+        self._usable_config()
+        return {}
+
+    def _usable_config(self) -> LoadedConfig:
+        """The current config if it names a usable model; otherwise the auth-required error."""
+        try:
+            loaded = load_config()
+        except ConfigError as exc:
+            raise RequestError(-32603, f"Invalid configuration: {exc}", {"error": str(exc)}) from None
+        try:
+            resolved = resolve_model(loaded.config)
+        except ConfigError:
+            resolved = None
+        if resolved is None or not resolved.usable:
+            raise RequestError.auth_required(
+                {
+                    "message": "No usable model is configured. Run `kimi login` in a terminal (or set KIMI_API_KEY), "
+                    "then try again.",
+                    "authMethods": auth_methods(self.client_capabilities_raw),
+                }
+            )
+        return loaded
+
+    # ------------------------------------------------------------------ session lifecycle
+
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+        loaded = self._usable_config()
+        work_dir = _work_dir(cwd)
+        _ignore_mcp(mcp_servers)
+        session = sessions.create(work_dir)
+        acp_session = self._open(session, loaded)
+        return self._opened(acp_session, {"sessionId": session.id})
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+        loaded = self._usable_config()
+        _ignore_mcp(mcp_servers)
+        acp_session = await self._get_or_open(session_id, cwd, loaded)
+        acp_session.replay()
+        return self._opened(acp_session, {})
+
+    async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+        loaded = self._usable_config()
+        _ignore_mcp(mcp_servers)
+        acp_session = await self._get_or_open(session_id, cwd, loaded)
+        return self._opened(acp_session, {})
+
+    async def fork_session(self, session_id: str, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+        loaded = self._usable_config()
+        _ignore_mcp(mcp_servers)
+        source = self.sessions.get(session_id)
+        if source is not None:
+            source.core.recorder.flush()
+            original = source.core.session
+        else:
+            original = _find_session(session_id, cwd)
+        fork = sessions.create(original.work_dir)
+        for name in ("context.jsonl", "wire.jsonl"):
+            src = original.dir / name
+            if src.exists():
+                shutil.copyfile(src, fork.dir / name)
+        fork.state = original.state.model_copy(deep=True)
+        title = original.state.custom_title or original.title()
+        fork.state.custom_title = f"{title} (fork)" if title != "Untitled" else None
+        fork.save_state()
+        acp_session = self._open(fork, loaded)
+        return self._opened(acp_session, {"sessionId": fork.id})
+
+    async def close_session(self, session_id: str, **_: Any) -> dict[str, Any]:
+        acp_session = self.sessions.pop(session_id, None)
+        if acp_session is None:
+            if sessions.find_by_id(session_id) is None:
+                raise _not_found(session_id)
+            return {}
+        await acp_session.close()
+        return {}
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict[str, Any]:
+        if cwd is not None:
+            found = sessions.list_sessions(cwd)
+        else:
+            found = sessions.list_all_sessions()
+        start = _decode_cursor(cursor)
+        page = found[start : start + LIST_PAGE_SIZE]
+        result: dict[str, Any] = {
+            "sessions": [
+                {
+                    "sessionId": s.id,
+                    "cwd": str(s.work_dir),
+                    "title": s.title(),
+                    "updatedAt": sessions.iso_time(s.updated_at()),
+                }
+                for s in page
+            ]
+        }
+        if start + LIST_PAGE_SIZE < len(found):
+            result["nextCursor"] = _encode_cursor(start + LIST_PAGE_SIZE)
+        return result
+
+    def _open(self, session: sessions.Session, loaded: LoadedConfig) -> AcpSession:
+        holder: dict[str, AcpSession] = {}
+
+        def on_terminal(tool_call_id: str, terminal_id: str) -> None:
+            holder["session"].on_terminal(tool_call_id, terminal_id)
+
+        kaos = AcpKaos(self.connection, session.id, self.capabilities, on_terminal)
+        core = AgentCore(session=session, loaded_config=loaded, kaos=kaos)
+        core.approvals.runtime_yolo = loaded.config.default_yolo
+        acp_session = AcpSession(self, core)
+        holder["session"] = acp_session
+        self.sessions[session.id] = acp_session
+        return acp_session
+
+    async def _get_or_open(self, session_id: str, cwd: str | None, loaded: LoadedConfig | None = None) -> AcpSession:
+        existing = self.sessions.get(session_id)
+        if existing is not None:
+            return existing
+        lock = self._opening.setdefault(session_id, asyncio.Lock())
+        async with lock:
+            existing = self.sessions.get(session_id)
+            if existing is not None:
+                return existing
+            session = _find_session(session_id, cwd)
+            return self._open(session, loaded or self._usable_config())
+
+    def _opened(self, acp_session: AcpSession, result: dict[str, Any]) -> dict[str, Any]:
+        """Add modes and options to a response; commands follow once the response is out."""
+        result["modes"] = modes_state(acp_session.core)
+        result["configOptions"] = config_options(acp_session.core)
+        asyncio.get_running_loop().call_soon(acp_session.send_available_commands)
+        return result
+
+    # ------------------------------------------------------------------ modes and options
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> dict[str, Any]:
+        acp_session = self._session(session_id)
+        try:
+            apply_mode(acp_session.core, mode_id)
+        except OptionError as exc:
+            raise RequestError.invalid_params({"modeId": str(exc)}) from None
+        return {}
+
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> dict[str, Any]:
+        acp_session = self._session(session_id)
+        try:
+            await apply_option(acp_session.core, config_id, value)
+        except (OptionError, ConfigError) as exc:
+            raise RequestError.invalid_params({"configId": config_id, "message": str(exc)}) from None
+        return {"configOptions": config_options(acp_session.core)}
+
+    # ------------------------------------------------------------------ prompts
+
+    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> dict[str, Any]:
+        acp_session = self.sessions.get(session_id)
+        if acp_session is None:
+            acp_session = await self._get_or_open(session_id, None)  # a closed session comes back on demand
+        return await acp_session.prompt(prompt)
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        acp_session = self.sessions.get(session_id)
+        if acp_session is not None:
+            acp_session.cancel()
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(f"_{method}")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        log.info("ignoring extension notification _%s", method)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _session(self, session_id: str) -> AcpSession:
+        acp_session = self.sessions.get(session_id)
+        if acp_session is None:
+            raise _not_found(session_id)
+        return acp_session
+
+    async def shutdown(self) -> None:
+        """stdin closed or a signal: end every turn, kill what they started, flush the files."""
+        open_sessions = list(self.sessions.values())
+        self.sessions.clear()
+        for acp_session in open_sessions:
+            acp_session.cancel()
+        if open_sessions:
+            await asyncio.gather(*(s.close() for s in open_sessions), return_exceptions=True)
+
+
+def _work_dir(cwd: str) -> Path:
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise RequestError.invalid_params({"cwd": f"must be an absolute path, got {cwd!r}"})
+    if not path.is_dir():
+        raise RequestError.invalid_params({"cwd": f"{cwd} is not an existing directory"})
+    return path
+
+
+def _find_session(session_id: str, cwd: str | None) -> sessions.Session:
+    found = sessions.find(cwd, session_id) if cwd and Path(cwd).is_absolute() else None
+    found = found or sessions.find_by_id(session_id)
+    if found is None:
+        raise _not_found(session_id)
+    return found
+
+
+def _not_found(session_id: str) -> RequestError:
+    return RequestError(-32602, f"Session not found: {session_id}", {"sessionId": session_id})
+
+
+def _ignore_mcp(mcp_servers: Any) -> None:
+    if mcp_servers:
+        log.info("ignoring %d MCP server(s) from the client: MCP is not supported yet", len(mcp_servers))
+
+
+def _encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
+
+
+def _decode_cursor(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode()).decode()
+        kind, _, value = text.partition(":")
+        if kind == "offset" and value.isdigit():
+            return int(value)
+    except (ValueError, UnicodeDecodeError):
+        pass
+    raise RequestError.invalid_params({"cursor": "invalid cursor"})

@@ -1,0 +1,196 @@
+"""One ACP session: its agent core, its prompts, and what the client sees of them.
+
+The core's message stream is mapped to `session/update` notifications as it happens (written in
+the same loop step, see `transport.py`); approvals become `session/request_permission` requests
+that run beside the stream, so other updates keep flowing and `session/cancel` never waits for the
+user. Prompts for one session run one at a time, in arrival order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..core.agent import AgentCore, ModeChanged, TitleChanged
+from ..sessions import iso_time
+from ..wire.file import read_wire_file
+from ..wire.types import ApprovalRequest, ApprovalResponse, QuestionRequest, QuestionResponse, Request
+from .convert import prompt_to_user_input
+from .options import config_options, current_mode
+from .updates import Update, UpdateMapper
+
+if TYPE_CHECKING:
+    from .server import AcpServer
+
+log = logging.getLogger(__name__)
+
+STOP_REASONS = {"finished": "end_turn", "cancelled": "cancelled", "max_steps_reached": "max_turn_requests"}
+PERMISSION_OPTIONS = [
+    {"optionId": "approve", "name": "Approve once", "kind": "allow_once"},
+    {"optionId": "approve_for_session", "name": "Approve for this session", "kind": "allow_always"},
+    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+]
+
+
+class AcpSession:
+    def __init__(self, server: AcpServer, core: AgentCore) -> None:
+        self.server = server
+        self.core = core
+        self.id = core.session.id
+        self._mapper = UpdateMapper(core.work_dir)
+        self._live = False  # turn updates flow only while a prompt is being answered
+        self._turn_lock = asyncio.Lock()
+        self._generation = 0  # bumped by cancel: prompts queued before it are cancelled too
+        self._permissions: set[asyncio.Task[None]] = set()
+        self._unsubscribe = core.stream.subscribe(self._on_message)
+
+    # ------------------------------------------------------------------ outbound
+
+    def send_update(self, update: Update) -> None:
+        self.server.transport.notify("session/update", {"sessionId": self.id, "update": update})
+
+    def send_available_commands(self) -> None:
+        from ..core.slash import COMMANDS
+
+        commands = []
+        for command in COMMANDS:
+            entry: dict[str, Any] = {"name": command.name, "description": command.description}
+            if command.hint:
+                entry["input"] = {"hint": command.hint}
+            commands.append(entry)
+        self.send_update({"sessionUpdate": "available_commands_update", "availableCommands": commands})
+
+    def send_config_state(self) -> None:
+        self.send_update({"sessionUpdate": "current_mode_update", "currentModeId": current_mode(self.core)})
+        self.send_update({"sessionUpdate": "config_option_update", "configOptions": config_options(self.core)})
+
+    def _on_message(self, message: Any) -> None:
+        if isinstance(message, ModeChanged):
+            self.send_config_state()
+            return
+        if isinstance(message, TitleChanged):
+            self.send_update(
+                {"sessionUpdate": "session_info_update", "title": message.title, "updatedAt": iso_time(self.core.session.updated_at())}
+            )
+            return
+        if isinstance(message, Request):
+            self._on_request(message)
+            return
+        if not self._live:
+            return
+        for update in self._mapper.map(message):
+            self.send_update(update)
+
+    def on_terminal(self, tool_call_id: str, terminal_id: str) -> None:
+        """A command started in a client terminal: show it inside its tool call card."""
+        if self._live:
+            self.send_update(self._mapper.terminal_attached(tool_call_id, terminal_id))
+
+    # ------------------------------------------------------------------ requests from the core
+
+    def _on_request(self, request: Request) -> None:
+        if isinstance(request, ApprovalRequest):
+            for update in self._mapper.flush():  # the card must be complete before we ask about it
+                self.send_update(update)
+            task = asyncio.create_task(self._ask_permission(request))
+            self._permissions.add(task)
+            task.add_done_callback(self._permissions.discard)
+        elif isinstance(request, QuestionRequest):
+            request.resolve(QuestionResponse(request_id=request.id))  # no question UI in ACP
+        else:
+            request.resolve(None)
+
+    async def _ask_permission(self, request: ApprovalRequest) -> None:
+        from acp.schema import PermissionOption, ToolCallUpdate
+
+        answer = "reject"
+        try:
+            response = await self.server.connection.request_permission(
+                session_id=self.id,
+                tool_call=ToolCallUpdate.model_validate(self._mapper.permission_tool_call(request)),
+                options=[PermissionOption.model_validate(o) for o in PERMISSION_OPTIONS],
+            )
+            outcome = response.outcome
+            if getattr(outcome, "outcome", None) == "selected":
+                chosen = getattr(outcome, "option_id", "")
+                if chosen in ("approve", "approve_for_session", "reject"):
+                    answer = chosen
+                else:
+                    log.warning("unknown permission option %r treated as reject", chosen)
+        except asyncio.CancelledError:
+            request.resolve(ApprovalResponse(request_id=request.id, response="reject"))
+            raise
+        except Exception as exc:
+            log.warning("permission request failed (%s); treating it as reject", exc)
+        request.resolve(ApprovalResponse(request_id=request.id, response=answer))  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ prompts
+
+    async def prompt(self, blocks: list[Any]) -> dict[str, Any]:
+        from acp import RequestError
+
+        user_input = prompt_to_user_input(blocks)
+        generation = self._generation
+        async with self._turn_lock:
+            if generation != self._generation:
+                return {"stopReason": "cancelled"}  # cancelled while waiting for the previous prompt
+            self._mapper.begin_turn()
+            self._live = True
+            try:
+                result = await self.core.run_turn(user_input)
+            except Exception as exc:
+                raise self._prompt_error(exc, RequestError) from None
+            finally:
+                for update in self._mapper.flush():
+                    self.send_update(update)
+                self._live = False
+                for task in list(self._permissions):
+                    task.cancel()
+        return {"stopReason": STOP_REASONS.get(result.status, "end_turn")}
+
+    def _prompt_error(self, exc: Exception, request_error: Any) -> Exception:
+        from ..core.errors import LLMNotSet, LLMNotSupported
+        from ..llm.errors import ChatProviderError
+        from .handshake import auth_methods
+
+        if isinstance(exc, LLMNotSet):
+            return request_error.auth_required({"message": str(exc), "authMethods": auth_methods(self.server.client_capabilities_raw)})
+        if isinstance(exc, LLMNotSupported):
+            return request_error.invalid_params({"message": str(exc)})
+        message = str(exc) or type(exc).__name__
+        if isinstance(exc, ChatProviderError):
+            if self._mapper.shown_output:
+                self.send_update(
+                    {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"\n\n**Model error:** {message}"}}
+                )
+            return request_error(-32603, f"Model provider error: {message}", {"error": message})
+        log.error("prompt failed", exc_info=exc)
+        return request_error(-32603, f"Internal error: {message}", {"error": message})
+
+    def cancel(self) -> None:
+        self._generation += 1
+        self.core.cancel()
+        for task in list(self._permissions):
+            task.cancel()
+
+    # ------------------------------------------------------------------ history
+
+    def replay(self) -> None:
+        """Send the recorded history as updates (session/load), all before the load response."""
+        self.core.recorder.flush()
+        mapper = UpdateMapper(self.core.work_dir, replay=True)
+        for record in read_wire_file(self.core.session.wire_file):
+            if isinstance(record.message, (Request, ApprovalResponse)):
+                continue
+            for update in mapper.map(record.message):
+                self.send_update(update)
+        for update in mapper.flush():
+            self.send_update(update)
+        if mapper.last_usage is not None:
+            self.send_update(mapper.last_usage)
+
+    async def close(self) -> None:
+        self.cancel()
+        self._unsubscribe()
+        await self.core.close()

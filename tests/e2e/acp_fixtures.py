@@ -1,0 +1,75 @@
+"""Shared set-up for the ACP end-to-end tests: a share dir with a scripted model, and helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+
+def write_config(share_dir: Path, scripts: Sequence[str] = (), **overrides: Any) -> Path:
+    """`$KIMI_SHARE_DIR/config.toml` with the `_scripted_echo` model (and extra keys/models)."""
+    scripts_file = share_dir / "scripts.json"
+    scripts_file.write_text(json.dumps(list(scripts)))
+    config: dict[str, Any] = {
+        "default_model": "scripted",
+        "models": {"scripted": {"provider": "scripted_provider", "model": "scripted_echo", "max_context_size": 100000}},
+        "providers": {
+            "scripted_provider": {
+                "type": "_scripted_echo",
+                "base_url": "",
+                "api_key": "",
+                "env": {"KIMI_SCRIPTED_ECHO_SCRIPTS": str(scripts_file)},
+            }
+        },
+    }
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(config.get(key), dict):
+            config[key].update(value)
+        else:
+            config[key] = value
+    path = share_dir / "config.toml"
+    path.write_text(tomlkit.dumps(config))
+    return path
+
+
+def acp_env(share_dir: Path) -> dict[str, str]:
+    return {"KIMI_SHARE_DIR": str(share_dir), "PATH": os.environ.get("PATH", "")}
+
+
+def texts(updates: list[dict[str, Any]], kind: str = "agent_message_chunk") -> str:
+    return "".join(u["content"].get("text", "") for u in updates if u["sessionUpdate"] == kind)
+
+
+def of_kind(updates: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [u for u in updates if u["sessionUpdate"] == kind]
+
+
+def transcript(updates: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """Updates folded into what a user reads: merged messages, tool cards in their final state."""
+    items: list[tuple[str, Any]] = []
+    cards: dict[str, dict[str, Any]] = {}
+    for update in updates:
+        kind = update["sessionUpdate"]
+        if kind in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"):
+            text = update["content"].get("text", "")
+            if items and items[-1][0] == kind:
+                items[-1] = (kind, items[-1][1] + text)
+            else:
+                items.append((kind, text))
+        elif kind == "tool_call":
+            card = {k: update.get(k) for k in ("title", "kind", "status", "rawInput", "content")}
+            cards[update["toolCallId"]] = card
+            items.append(("tool_call", card))
+        elif kind == "tool_call_update":
+            card = cards[update["toolCallId"]]
+            for key in ("title", "status", "rawInput", "content"):
+                if key in update:
+                    card[key] = update[key]
+        elif kind == "plan":
+            items.append(("plan", update["entries"]))
+    return [(kind, dict(value) if isinstance(value, dict) else value) for kind, value in items]

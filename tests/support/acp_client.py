@@ -1,0 +1,293 @@
+"""An ACP test client on the official Python SDK, driving a real `kimi acp` subprocess.
+
+It records every raw message in both directions and validates each message the agent sends
+against the ACP JSON Schema (unstable schema always, stable schema where the type is stable).
+It can act as an editor: serve `fs/*` from in-memory buffers and run `terminal/*` commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import acp
+from acp.connection import StreamDirection, StreamEvent
+from acp.schema import (
+    AllowedOutcome,
+    CreateTerminalResponse,
+    DeniedOutcome,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+)
+
+SCHEMA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "acp-schema" / "v1"
+
+# Which schema definition validates the result of each agent method.
+RESPONSE_DEFS = {
+    "initialize": "InitializeResponse",
+    "authenticate": "AuthenticateResponse",
+    "session/new": "NewSessionResponse",
+    "session/load": "LoadSessionResponse",
+    "session/list": "ListSessionsResponse",
+    "session/resume": "ResumeSessionResponse",
+    "session/fork": "ForkSessionResponse",
+    "session/close": "CloseSessionResponse",
+    "session/set_mode": "SetSessionModeResponse",
+    "session/set_config_option": "SetSessionConfigOptionResponse",
+    "session/prompt": "PromptResponse",
+}
+# Which definition validates the params of each message the agent sends.
+REQUEST_DEFS = {
+    "session/update": "SessionNotification",
+    "session/request_permission": "RequestPermissionRequest",
+    "fs/read_text_file": "ReadTextFileRequest",
+    "fs/write_text_file": "WriteTextFileRequest",
+    "terminal/create": "CreateTerminalRequest",
+    "terminal/output": "TerminalOutputRequest",
+    "terminal/wait_for_exit": "WaitForTerminalExitRequest",
+    "terminal/kill": "KillTerminalRequest",
+    "terminal/release": "ReleaseTerminalRequest",
+}
+
+
+def schema_dir() -> Path:
+    if (SCHEMA_DIR / "schema.unstable.json").exists():
+        return SCHEMA_DIR
+    raise FileNotFoundError(f"ACP schema not found at {SCHEMA_DIR} (../shared/acp-schema/v1 from the project root)")
+
+
+@lru_cache(maxsize=None)
+def _schema(name: str) -> dict[str, Any]:
+    return json.loads((schema_dir() / name).read_text())
+
+
+@lru_cache(maxsize=None)
+def _validator(schema_file: str, definition: str) -> Any:
+    import jsonschema
+
+    schema = _schema(schema_file)
+    if definition not in schema["$defs"]:
+        return None
+    sub = {"$schema": schema.get("$schema"), "$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
+    return jsonschema.Draft202012Validator(sub)
+
+
+def validate(definition: str, value: Any) -> list[str]:
+    """Errors of `value` against `definition` in the unstable schema and (when defined) the stable one."""
+    problems = []
+    for schema_file in ("schema.unstable.json", "schema.json"):
+        validator = _validator(schema_file, definition)
+        if validator is None:
+            continue
+        for error in validator.iter_errors(value):
+            problems.append(f"{schema_file}:{definition}: {error.message} at {list(error.absolute_path)}")
+            break
+    return problems
+
+
+@dataclass
+class Recorder:
+    """Every raw message of the connection, plus schema violations of the agent's messages."""
+
+    incoming: list[dict[str, Any]] = field(default_factory=list)
+    outgoing: list[dict[str, Any]] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    _methods: dict[Any, str] = field(default_factory=dict)
+
+    def observe(self, event: StreamEvent) -> None:
+        message = event.message
+        if event.direction is StreamDirection.OUTGOING:
+            self.outgoing.append(message)
+            if "method" in message and "id" in message:
+                self._methods[message["id"]] = message["method"]
+            return
+        self.incoming.append(message)
+        if "method" in message:
+            definition = REQUEST_DEFS.get(message["method"])
+            if definition is None:
+                self.violations.append(f"unexpected method from agent: {message['method']}")
+            else:
+                self.violations.extend(validate(definition, message.get("params")))
+        elif "id" in message:
+            method = self._methods.get(message["id"])
+            if "error" in message:
+                error = message["error"]
+                if not (isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str)):
+                    self.violations.append(f"malformed error for {method}: {error}")
+            elif method in RESPONSE_DEFS:
+                self.violations.extend(validate(RESPONSE_DEFS[method], message.get("result")))
+
+    def updates(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        return [
+            m["params"]["update"]
+            for m in self.incoming
+            if m.get("method") == "session/update" and (session_id is None or m["params"]["sessionId"] == session_id)
+        ]
+
+    def requests(self, method: str) -> list[dict[str, Any]]:
+        return [m for m in self.incoming if m.get("method") == method]
+
+
+PermissionPolicy = Callable[[dict[str, Any]], Any]  # returns an option id, "cancelled", or an awaitable
+
+
+class EditorClient(acp.Client):
+    """The client side: permission answers, editor buffers (fs) and terminals, all configurable."""
+
+    def __init__(self, recorder: Recorder, *, fs: bool = False, terminal: bool = False) -> None:
+        self.recorder = recorder
+        self.fs = fs
+        self.terminal = terminal
+        self.permission_policy: PermissionPolicy = lambda request: "approve"
+        self.permission_requests: list[dict[str, Any]] = []
+        self.permission_event = asyncio.Event()
+        self.buffers: dict[str, str] = {}  # path -> unsaved editor content
+        self.fs_reads: list[str] = []
+        self.fs_writes: list[tuple[str, str]] = []
+        self.terminals: dict[str, dict[str, Any]] = {}
+        self.terminal_calls: list[tuple[str, str]] = []
+
+    # -- permissions
+    async def request_permission(self, options: Any, session_id: str, tool_call: Any, **kwargs: Any) -> RequestPermissionResponse:
+        request = {"options": options, "session_id": session_id, "tool_call": tool_call}
+        self.permission_requests.append(request)
+        self.permission_event.set()
+        answer = self.permission_policy(request)
+        if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
+            answer = await answer
+        if answer == "cancelled":
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=answer))
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        return None
+
+    # -- fs
+    async def read_text_file(self, path: str, session_id: str, limit: int | None = None, line: int | None = None, **kwargs: Any) -> ReadTextFileResponse:
+        self.fs_reads.append(path)
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        try:
+            return ReadTextFileResponse(content=Path(path).read_text())
+        except FileNotFoundError:
+            raise acp.RequestError.resource_not_found(path) from None
+
+    async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> WriteTextFileResponse:
+        self.fs_writes.append((path, content))
+        self.buffers[path] = content  # lands in the editor buffer, not on disk
+        return WriteTextFileResponse()
+
+    # -- terminals: really run the command, like an IDE would
+    async def create_terminal(self, command: str, session_id: str, args: list[str] | None = None, cwd: str | None = None,
+                              env: Any = None, output_byte_limit: int | None = None, **kwargs: Any) -> CreateTerminalResponse:
+        terminal_id = f"term-{uuid.uuid4().hex[:6]}"
+        extra = {v.name: v.value for v in env or []}
+        proc = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, env={**os.environ, **extra},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        )
+        record = {"proc": proc, "output": b"", "command": command, "args": args, "cwd": cwd, "released": False,
+                  "limit": output_byte_limit, "killed": False}
+        record["reader"] = asyncio.create_task(self._pump(record))
+        self.terminals[terminal_id] = record
+        self.terminal_calls.append(("create", terminal_id))
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def _pump(self, record: dict[str, Any]) -> None:
+        stream = record["proc"].stdout
+        while chunk := await stream.read(4096):
+            record["output"] += chunk
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> WaitForTerminalExitResponse:
+        self.terminal_calls.append(("wait_for_exit", terminal_id))
+        record = self.terminals[terminal_id]
+        code = await record["proc"].wait()
+        await record["reader"]
+        return WaitForTerminalExitResponse(exit_code=code if code >= 0 else None, signal=None if code >= 0 else f"SIG{-code}")
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
+        self.terminal_calls.append(("output", terminal_id))
+        record = self.terminals[terminal_id]
+        code = record["proc"].returncode
+        status = None if code is None else TerminalExitStatus(exit_code=code if code >= 0 else None, signal=None if code >= 0 else f"SIG{-code}")
+        return TerminalOutputResponse(output=record["output"].decode(errors="replace"), truncated=False, exit_status=status)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.terminal_calls.append(("kill", terminal_id))
+        record = self.terminals[terminal_id]
+        record["killed"] = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(record["proc"].pid, 9)
+        return None
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.terminal_calls.append(("release", terminal_id))
+        record = self.terminals[terminal_id]
+        record["released"] = True
+        if record["proc"].returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(record["proc"].pid, 9)
+        return None
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise acp.RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    def capabilities(self) -> dict[str, Any]:
+        return {"fs": {"readTextFile": self.fs, "writeTextFile": self.fs}, "terminal": self.terminal}
+
+
+@dataclass
+class AcpProcess:
+    conn: Any
+    process: asyncio.subprocess.Process
+    client: EditorClient
+    recorder: Recorder
+
+    async def initialize(self, **extra: Any) -> Any:
+        from acp.schema import ClientCapabilities
+
+        caps = ClientCapabilities.model_validate(self.client.capabilities())
+        return await self.conn.initialize(protocol_version=1, client_capabilities=caps, **extra)
+
+    async def new_session(self, cwd: Path) -> Any:
+        return await self.conn.new_session(cwd=str(cwd), mcp_servers=[])
+
+    async def prompt(self, session_id: str, text: str) -> Any:
+        return await self.conn.prompt(session_id=session_id, prompt=[acp.text_block(text)])
+
+
+@contextlib.asynccontextmanager
+async def spawn_acp(env: dict[str, str], *, fs: bool = False, terminal: bool = False, cwd: Path | None = None) -> AsyncIterator[AcpProcess]:
+    recorder = Recorder()
+    client = EditorClient(recorder, fs=fs, terminal=terminal)
+    async with acp.spawn_agent_process(
+        client,
+        sys.executable,
+        "-m",
+        "kimi_acp",
+        "acp",
+        env=env,
+        cwd=str(cwd) if cwd else None,
+        transport_kwargs={"limit": 64 * 1024 * 1024},
+        observers=[recorder.observe],
+        use_unstable_protocol=True,
+    ) as (conn, process):
+        yield AcpProcess(conn, process, client, recorder)
+    # Every message the agent sent must validate; report them all at once.
+    assert not recorder.violations, "ACP schema violations:\n" + "\n".join(recorder.violations)

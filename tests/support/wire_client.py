@@ -51,12 +51,16 @@ class WireProcess:
 
     @classmethod
     async def start(cls, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> WireProcess:
+        return await cls.spawn("--wire", *args, env=env, cwd=cwd)
+
+    @classmethod
+    async def spawn(cls, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> WireProcess:
+        """`python -m kimi_acp <args>` with line-level JSON helpers (any JSON-RPC over stdio)."""
         full_env = {**os.environ, **(env or {})}
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "kimi_acp",
-            "--wire",
             *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,

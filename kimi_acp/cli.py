@@ -20,6 +20,12 @@ def main() -> None:
         _serve_acp()
     if argv[:1] == ["acp"] and argv[1:] in LOGIN_ARGS:
         _login()  # an IDE's terminal auth re-runs `kimi acp` with the method's args appended
+    if "--wire" in argv:
+        from .wire_main import parse_fast, run_wire
+
+        options = parse_fast(argv)
+        if options is not None:
+            sys.exit(run_wire(**options))
     _click_main()
 
 

@@ -16,17 +16,13 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
-DEFAULT_SHARE_DIR = "~/.kimi"
+from .share import share_dir
+
 
 # Provider types this implementation can talk to; other Kimi types load fine but cannot be used.
 SUPPORTED_PROVIDER_TYPES = ("kimi", "openai_legacy", "anthropic", "_echo", "_scripted_echo")
 ECHO_PROVIDER_TYPES = ("_echo", "_scripted_echo")
 Capability = Literal["image_in", "video_in", "thinking", "always_thinking"]
-
-
-def share_dir() -> Path:
-    """`$KIMI_SHARE_DIR`, else `~/.kimi` (not created here)."""
-    return Path(os.environ.get("KIMI_SHARE_DIR") or DEFAULT_SHARE_DIR).expanduser()
 
 
 def default_config_path() -> Path:

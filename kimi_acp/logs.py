@@ -6,7 +6,7 @@ import logging
 import logging.handlers
 import os
 
-from .config import share_dir
+from .share import share_dir
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .config import share_dir
+from .share import share_dir
 from .fsutil import atomic_write_text, canonical_path
 from .wire.types import TodoDisplayItem
 

@@ -46,9 +46,12 @@ class StdoutWriter:
             self._transport.close()
 
 
-async def open_stdio(limit: int = STDIN_LINE_LIMIT) -> tuple[asyncio.StreamReader, StdoutWriter]:
+async def open_stdio(limit: int = STDIN_LINE_LIMIT, *, prefix: bytes = b"") -> tuple[asyncio.StreamReader, StdoutWriter]:
+    """Async stdin/stdout; `prefix` is input already read from fd 0 (see `early.py`)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit)
+    if prefix:
+        reader.feed_data(prefix)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     # Write through a dup of fd 1 so nothing else (a stray print) can interleave with our framing
     # buffer, and point sys.stdout at stderr: stdout carries protocol messages only.
@@ -61,11 +64,16 @@ async def open_stdio(limit: int = STDIN_LINE_LIMIT) -> tuple[asyncio.StreamReade
     return reader, StdoutWriter(transport)  # type: ignore[arg-type]
 
 
-def install_shutdown_signals(on_signal: Callable[[], None]) -> None:
-    """SIGTERM/SIGINT/SIGHUP request a clean shutdown instead of killing us mid-write."""
+def install_shutdown_signals(on_signal: Callable[[], None], *, already_requested: bool = False) -> None:
+    """SIGTERM/SIGINT/SIGHUP request a clean shutdown instead of killing us mid-write.
+
+    `already_requested`: a signal arrived during start-up (see `early.ShutdownSignals`).
+    """
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         try:
             loop.add_signal_handler(sig, on_signal)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
+    if already_requested:
+        loop.call_soon(on_signal)

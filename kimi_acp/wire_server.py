@@ -12,21 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .core.agent import INTERNAL_SIGNALS, AgentCore
 from .core.errors import AgentError, LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
-from .core.slash import COMMANDS
 from .llm.errors import ChatProviderError
 from .stdio import StdoutWriter
 from .wire import jsonrpc as rpc
 from .wire.file import read_wire_file
+from .wire.protocol import initialize_result
 from .wire.serde import to_envelope
 from .wire.types import (
-    WIRE_PROTOCOL_VERSION,
     ApprovalRequest,
     ApprovalResponse,
     ContentPart,
@@ -42,16 +40,6 @@ from .wire.types import (
 )
 
 log = logging.getLogger(__name__)
-
-SERVER_NAME = "kimi-acp"
-
-
-def server_version() -> str:
-    try:
-        return version("kimi-acp")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0"
-
 
 # --------------------------------------------------------------------------- params
 
@@ -110,11 +98,24 @@ PARAMS = {
 
 
 class WireServer:
-    def __init__(self, core: AgentCore, reader: asyncio.StreamReader, writer: StdoutWriter) -> None:
+    def __init__(
+        self,
+        core: AgentCore,
+        reader: asyncio.StreamReader,
+        writer: StdoutWriter,
+        *,
+        early_initialize: dict[str, Any] | None = None,
+    ) -> None:
+        """`early_initialize`: params of an `initialize` already answered at start-up (`wire_main`)."""
         self.core = core
         self.reader = reader
         self.writer = writer
         self.capabilities = ClientCapabilities()
+        if early_initialize is not None:
+            try:
+                self.capabilities = InitializeParams.model_validate(early_initialize).capabilities or self.capabilities
+            except ValidationError:
+                pass
         self._pending: dict[rpc.RequestId, Request] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._replay: asyncio.Task[dict[str, Any]] | None = None
@@ -207,14 +208,7 @@ class WireServer:
         if self.core.busy:
             raise rpc.JsonRpcError(rpc.INVALID_STATE, str(TurnInProgress()))
         self.capabilities = params.capabilities or ClientCapabilities()
-        result: dict[str, Any] = {
-            "protocol_version": WIRE_PROTOCOL_VERSION,
-            "server": {"name": SERVER_NAME, "version": server_version()},
-            "slash_commands": [
-                {"name": c.name, "description": c.description, "aliases": list(c.aliases)} for c in COMMANDS
-            ],
-            "capabilities": {"supports_question": False},
-        }
+        result = initialize_result()
         if params.external_tools is not None:
             accepted: list[str] = []
             rejected: list[dict[str, str]] = []

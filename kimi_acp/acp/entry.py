@@ -1,92 +1,75 @@
 """Start-up of `kimi acp`: answer `initialize` at once, load everything else meanwhile.
 
-Importing the ACP SDK costs ~0.5 s (pydantic builds ~280 schema models and parses their
-docstrings), and the agent core adds more. An IDE waits on `initialize` before it shows the
-agent, so this module imports nothing heavy: it reads the first message, answers `initialize` from
-`handshake.py`, and lets a thread import the SDK (with deferred model building, see
-`sdk_import.py`) and the core in parallel. Later messages wait for that import, then flow through
-the SDK's `AgentSideConnection` over our `StdioTransport`.
+An IDE waits on `initialize` before it shows the agent. Importing the ACP SDK costs ~0.5 s
+(pydantic builds ~280 schema models and parses their docstrings) and the core and asyncio add
+more, so the main thread imports nothing heavy: it blocks on stdin, answers `initialize` from
+`handshake.py` (plain dicts), while a thread imports the SDK (deferred model builds, see
+`sdk_import.py`), the core and asyncio. Then the SDK's `AgentSideConnection` runs over our
+`StdioTransport`, starting with the bytes that followed the first line.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import threading
+import json
 from typing import Any
 
-log = logging.getLogger(__name__)
 STDIN_LIMIT = 50 * 1024 * 1024
 
 
 def run() -> int:
+    from ..early import FirstLine, Preloader, ShutdownSignals, read_first_line, write_stdout
+
+    signals = ShutdownSignals().install()
+    preloader = Preloader(_load_server_stack).start()
+    first = read_first_line(STDIN_LIMIT, stop=lambda: preloader.failed() or signals.requested)
+    if first is None:
+        preloader.result()  # re-raises an import failure; otherwise a signal asked us to stop
+        first = FirstLine(b"", b"", True)
+    early_init: dict[str, Any] | None = None
+    try:
+        message = json.loads(first.line) if first.line.strip() else None
+    except ValueError:
+        message = None
+    if isinstance(message, dict) and _is_initialize(message):
+        from .handshake import initialize_result
+
+        early_init = message["params"]
+        response = {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(early_init)}
+        write_stdout((json.dumps(response, separators=(",", ":")) + "\n").encode())
+    # Anything but a well-formed initialize goes to the full server, errors included.
+    unread = first.leftover if early_init is not None else first.line + first.leftover
+    server_module = preloader.result()
+    if (first.eof and not unread.strip()) or signals.requested:
+        return 0
+    import asyncio
+
+    return asyncio.run(_serve(server_module, unread, early_init, signals))
+
+
+def _load_server_stack() -> Any:
+    """Everything the server needs, imported off the main thread."""
+    import asyncio  # noqa: F401
+
     from ..logs import setup_logging
 
     setup_logging("acp")
-    try:
-        return asyncio.run(_main())
-    except KeyboardInterrupt:
-        return 0
+    from .sdk_import import import_sdk
+
+    import_sdk()
+    from . import server
+
+    return server
 
 
-class _Preloader:
-    """Imports the server stack in a background thread and reports to the event loop."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self.done: asyncio.Future[Any] = loop.create_future()
-        self._thread = threading.Thread(target=self._run, name="kimi-acp-preload", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            from .sdk_import import import_sdk
-
-            import_sdk()
-            from . import server
-
-            result: Any = server
-            error: BaseException | None = None
-        except BaseException as exc:  # reported to the loop, never lost in the thread
-            result, error = None, exc
-        self._loop.call_soon_threadsafe(self._settle, result, error)
-
-    def _settle(self, result: Any, error: BaseException | None) -> None:
-        if self.done.done():
-            return
-        if error is not None:
-            self.done.set_exception(error)
-        else:
-            self.done.set_result(result)
-
-
-async def _main() -> int:
-    from ..stdio import install_shutdown_signals, open_stdio
-    from .handshake import initialize_result
-    from .transport import StdioTransport
-
-    loop = asyncio.get_running_loop()
-    preloader = _Preloader(loop)
-    preloader.start()
-    reader, writer = await open_stdio(STDIN_LIMIT)
-    transport = StdioTransport(reader, writer)
-    install_shutdown_signals(reader.feed_eof)
-
-    first = await transport.receive()
-    if first is None:
-        return 0
-    early_init: dict[str, Any] | None = None
-    if _is_initialize(first):
-        early_init = first["params"]
-        transport.write({"jsonrpc": "2.0", "id": first["id"], "result": initialize_result(early_init)})
-    else:
-        transport.push_back(first)
-
-    server_module = await preloader.done
+async def _serve(server_module: Any, unread: bytes, early_init: dict[str, Any] | None, signals: Any) -> int:
     from acp.core import AgentSideConnection
 
+    from ..stdio import install_shutdown_signals, open_stdio
+    from .transport import StdioTransport
+
+    reader, writer = await open_stdio(STDIN_LIMIT, prefix=unread)
+    transport = StdioTransport(reader, writer)
+    install_shutdown_signals(reader.feed_eof, already_requested=signals.requested)
     agent = server_module.AcpServer(transport, initialize_params=early_init)
     connection = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
     try:
@@ -99,9 +82,12 @@ async def _main() -> int:
 
 def _is_initialize(message: dict[str, Any]) -> bool:
     params = message.get("params")
+    request_id = message.get("id")
     return (
-        message.get("method") == "initialize"
-        and isinstance(message.get("id"), (str, int))
+        message.get("jsonrpc") == "2.0"
+        and message.get("method") == "initialize"
+        and isinstance(request_id, (str, int))
+        and not isinstance(request_id, bool)
         and isinstance(params, dict)
         and isinstance(params.get("protocolVersion"), int)
     )

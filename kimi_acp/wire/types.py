@@ -12,8 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag, model_validator
 
-WIRE_PROTOCOL_VERSION = "1.10"
-WIRE_PROTOCOL_LEGACY_VERSION = "1.1"
+from .protocol import WIRE_PROTOCOL_LEGACY_VERSION, WIRE_PROTOCOL_VERSION  # noqa: F401  (re-exported)
 
 
 class _Model(BaseModel):

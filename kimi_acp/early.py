@@ -1,0 +1,133 @@
+"""Answering the first message before the heavy modules are loaded. Standard library only.
+
+Both servers spend most of their start-up importing (asyncio alone ~35 ms, pydantic ~40 ms, the
+ACP SDK ~200 ms, the agent core ~50 ms). A client's first message is almost always a handshake
+whose answer needs none of that. So: a thread imports everything while the main thread waits on
+stdin with plain blocking reads; the handshake is answered straight to fd 1; then the asyncio
+server takes over, starting with whatever bytes were read past the first line.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+READ_CHUNK = 65536
+POLL_S = 0.02
+FAST_SWITCH_INTERVAL_S = 0.0005  # while preloading, so the main thread gets the GIL back quickly
+
+
+class FirstLine:
+    """The first line of stdin and any bytes that arrived after it in the same read."""
+
+    def __init__(self, line: bytes, leftover: bytes, eof: bool) -> None:
+        self.line = line
+        self.leftover = leftover
+        self.eof = eof
+
+
+def read_first_line(limit: int, stop: Callable[[], bool] = lambda: False) -> FirstLine | None:
+    """Block until a full line (or EOF) arrived on fd 0, without Python's read-ahead buffering.
+
+    Returns None as soon as `stop()` is true (checked every few ms while stdin is silent), e.g.
+    because start-up failed and the process should exit without waiting for the client.
+    """
+    data = b""
+    while b"\n" not in data:
+        try:
+            readable, _, _ = select.select([0], [], [], POLL_S)
+        except InterruptedError:
+            continue
+        except (OSError, ValueError):
+            readable = [0]  # not selectable (odd stdin): just read
+        if not readable:
+            if stop():
+                return None
+            continue
+        try:
+            chunk = os.read(0, READ_CHUNK)
+        except InterruptedError:
+            continue
+        except OSError:
+            return FirstLine(data, b"", True)
+        if not chunk:
+            return FirstLine(data, b"", True)
+        data += chunk
+        if len(data) > limit:
+            break  # no newline within the limit: let the real server report it
+    line, sep, rest = data.partition(b"\n")
+    if not sep:
+        return FirstLine(b"", data, False)
+    return FirstLine(line + sep, rest, False)
+
+
+def write_stdout(data: bytes) -> None:
+    """Write all of `data` to fd 1 (blocking; only used before the event loop owns stdout)."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(1, view)
+        except InterruptedError:
+            continue
+        view = view[written:]
+
+
+class Preloader:
+    """Runs `load()` in a daemon thread; `result()` blocks until it is done and re-raises errors."""
+
+    def __init__(self, load: Callable[[], Any]) -> None:
+        self._load = load
+        self._done = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._saved_interval = sys.getswitchinterval()
+        self._thread = threading.Thread(target=self._run, name="kimi-preload", daemon=True)
+
+    def start(self) -> Preloader:
+        sys.setswitchinterval(FAST_SWITCH_INTERVAL_S)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            self._value = self._load()
+        except BaseException as exc:  # handed to the main thread, never lost here
+            self._error = exc
+        finally:
+            sys.setswitchinterval(self._saved_interval)
+            self._done.set()
+
+    def failed(self) -> bool:
+        return self._done.is_set() and self._error is not None
+
+    def result(self) -> Any:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class ShutdownSignals:
+    """Remembers SIGTERM/SIGINT/SIGHUP received during start-up, so they end us cleanly (exit 0)
+    instead of killing the process before the event loop installs its own handlers."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def install(self) -> ShutdownSignals:
+        for sig in self.SIGNALS:
+            try:
+                signal.signal(sig, self._on_signal)
+            except (OSError, ValueError):
+                pass
+        return self
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.requested = True

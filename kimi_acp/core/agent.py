@@ -119,7 +119,10 @@ class _StepState:
 
 
 class AgentCore:
-    """One session's agent. Create with `AgentCore.open(...)`; drive with `run_turn`."""
+    """One session's agent: construct it for a session, then drive it with `run_turn`.
+
+    Between turns it holds no open files, so a server can keep thousands of idle sessions.
+    """
 
     def __init__(
         self,
@@ -150,6 +153,7 @@ class AgentCore:
         self._requests: dict[int, Request] = {}  # open requests of tools, by id()
         if self.context.is_new:
             self.context.start(build_system_prompt(session.work_dir, self.toolset.names()))
+            self.context.close()
 
     # ------------------------------------------------------------------ properties
 
@@ -203,7 +207,7 @@ class AgentCore:
         if changed and announce:
             self.stream.send(ModeChanged(yolo=self.approvals.yolo, plan_mode=on))
         if not self.busy:
-            self.recorder.flush()
+            self.recorder.close()
 
     async def set_model(self, alias: str, thinking: bool | None) -> None:
         """Switch this session's model (validated); persisted in the session only."""
@@ -292,7 +296,8 @@ class AgentCore:
             for request in list(self._requests.values()):
                 request.resolve(None)
             self.stream.send(TurnEnd())
-            self.recorder.flush()
+            self.recorder.close()  # flushed and closed: idle sessions keep no file descriptors
+            self.context.close()
 
     async def _agent_loop(self, provider: ChatProvider) -> TurnResult:
         step = 0

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Union
@@ -56,6 +57,8 @@ ApprovalHandler = Callable[[ApprovalRequest], Union[ApprovalAnswer, Awaitable[Ap
 QuestionHandler = Callable[[QuestionRequest], Union[dict[str, str], Awaitable[dict[str, str]]]]
 
 _END = object()
+
+log = logging.getLogger(__name__)
 
 
 class Agent:
@@ -167,18 +170,28 @@ class Agent:
             await self._core.close()
 
     async def _answer(self, request: Request) -> None:
-        if isinstance(request, ApprovalRequest):
-            answer: Any = "approve"
-            if self._on_approval is not None:
-                answer = await _maybe_await(self._on_approval(request))
-            request.resolve(_approval(request, answer))
-        elif isinstance(request, QuestionRequest):
-            answers: dict[str, str] = {}
-            if self._on_question is not None:
-                answers = await _maybe_await(self._on_question(request))
-            request.resolve(QuestionResponse(request_id=request.id, answers=answers or {}))
-        else:
-            request.resolve(None)
+        try:
+            if isinstance(request, ApprovalRequest):
+                answer: Any = "approve"
+                if self._on_approval is not None:
+                    answer = await _maybe_await(self._on_approval(request))
+                request.resolve(_approval(request, answer))
+            elif isinstance(request, QuestionRequest):
+                answers: dict[str, str] = {}
+                if self._on_question is not None:
+                    answers = await _maybe_await(self._on_question(request))
+                request.resolve(QuestionResponse(request_id=request.id, answers=answers or {}))
+            else:
+                request.resolve(None)
+        except Exception:
+            # A failing callback must not leave the turn waiting forever: refuse, as for a garbled answer.
+            log.exception("%s callback failed; treating it as a refusal", type(request).__name__)
+            if isinstance(request, ApprovalRequest):
+                request.resolve(ApprovalResponse(request_id=request.id, response="reject"))
+            elif isinstance(request, QuestionRequest):
+                request.resolve(QuestionResponse(request_id=request.id))
+            else:
+                request.resolve(None)
 
 
 def encode_event_line(message: WireMessage) -> str:

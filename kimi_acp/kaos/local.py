@@ -122,17 +122,30 @@ class LocalKaos:
         tool_call_id: str | None = None,
     ) -> CommandResult:
         shell = user_shell()
-        proc = await asyncio.create_subprocess_exec(
-            shell,
-            "-c",
-            command,
-            cwd=str(cwd),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-            env=command_env(shell),
+        spawning = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                shell,
+                "-c",
+                command,
+                cwd=str(cwd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                env=command_env(shell),
+            )
         )
+        try:
+            # Shielded: a cancel mid-spawn would otherwise let asyncio kill only the shell, leaving
+            # whatever it already started running. Instead we wait for the handle, kill the group.
+            proc = await asyncio.shield(spawning)
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):
+                started = await asyncio.wait_for(spawning, _DRAIN_AFTER_KILL_S)
+                _killpg(started.pid, signal.SIGKILL)
+                await _wait_exit(started, _DRAIN_AFTER_KILL_S)
+                _close_transport(started)
+            raise
         logger.debug("started pid %s in %s: %r", proc.pid, cwd, command)
         sink = _OutputSink(output_limit)
         assert proc.stdout is not None

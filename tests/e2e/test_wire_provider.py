@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -248,4 +249,25 @@ async def test_cancel_during_a_retry_wait_ends_the_turn_promptly(
     assert response["result"] == {"status": "cancelled"}
     assert event_types(rest)[-1] == "TurnEnd"
     assert len(server.requests) == 1
+    await finish(wire, share_dir)
+
+
+async def test_cancel_during_a_slow_stream_stops_it_within_a_second(
+    start_provider_wire, server: FakeLLMServer, share_dir: Path
+) -> None:
+    server.enqueue(Stream([chunk(content=f"word{i} ") for i in range(200)], delay=0.05))
+    wire = await start_provider_wire(server.base_url)
+    prompt_id = await wire.request("prompt", {"user_input": "talk slowly"})
+    await wire.until(lambda m: m.get("params", {}).get("type") == "ContentPart")
+    started = time.monotonic()
+    await wire.request("cancel")
+    response, rest = await wire.response(prompt_id, timeout=3)
+    assert response["result"] == {"status": "cancelled"}
+    assert time.monotonic() - started < 1.0
+    assert event_types(rest)[-1] == "TurnEnd"
+    received = len(events(wire.received, "ContentPart"))
+    assert received < 50  # the stream was cut, not read to its end
+    # What was shown is kept in the context, so the next turn knows what the model already said.
+    context = next(share_dir.glob("sessions/*/*/context.jsonl")).read_text()
+    assert "word0" in context
     await finish(wire, share_dir)

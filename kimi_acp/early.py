@@ -9,12 +9,14 @@ server takes over, starting with whatever bytes were read past the first line.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 READ_CHUNK = 65536
@@ -131,3 +133,58 @@ class ShutdownSignals:
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.requested = True
+
+
+def request_params(message: Any, method: str) -> dict[str, Any] | None:
+    """The params of a well-formed JSON-RPC request for `method`, else None."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != method:
+        return None
+    request_id = message.get("id")
+    if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
+        return None
+    params = message.get("params")
+    return params if isinstance(params, dict) else None
+
+
+@dataclass
+class EarlyStart:
+    """What happened before the server proper runs."""
+
+    preloader: Preloader
+    signals: ShutdownSignals
+    unread: bytes  # input the server must still read (the first line too, unless answered here)
+    handshake: dict[str, Any] | None  # params of the handshake answered here
+    eof: bool
+
+    @property
+    def nothing_to_serve(self) -> bool:
+        """Stdin ended (or a signal came) with nothing left to answer."""
+        return self.signals.requested or (self.eof and not self.unread.strip())
+
+
+def start(
+    load: Callable[[], Any],
+    answer: Callable[[dict[str, Any]], dict[str, Any] | None],
+    limit: int,
+) -> EarlyStart:
+    """Preload with `load()` while waiting for the first message; answer it when `answer` can.
+
+    `answer(message)` returns the JSON-RPC result for a handshake it recognises, else None (the
+    message, and any malformed line, is then left to the server). Returns as soon as the first
+    line is handled, or when the preload failed or a signal arrived before any input.
+    """
+    signals = ShutdownSignals().install()
+    preloader = Preloader(load).start()
+    first = read_first_line(limit, stop=lambda: preloader.failed() or signals.requested)
+    if first is None:
+        return EarlyStart(preloader, signals, b"", None, True)
+    try:
+        message = json.loads(first.line) if first.line.strip() else None
+    except ValueError:
+        message = None
+    result = answer(message) if isinstance(message, dict) else None
+    if result is None:
+        return EarlyStart(preloader, signals, first.line + first.leftover, None, first.eof)
+    response = {"jsonrpc": "2.0", "id": message["id"], "result": result}  # type: ignore[index]
+    write_stdout((json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
+    return EarlyStart(preloader, signals, first.leftover, message["params"], first.eof)  # type: ignore[index]

@@ -33,3 +33,17 @@ def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None
         except OSError:
             pass
         raise
+
+
+def ends_with_newline(path: Path) -> bool:
+    """True for an empty or missing file, or one whose last byte is a newline.
+
+    Appenders check it before their first write: after a crash mid-write the last line is torn,
+    and the next record must start on a line of its own rather than be glued to the fragment.
+    """
+    try:
+        with open(path, "rb") as f:
+            f.seek(-1, 2)
+            return f.read(1) == b"\n"
+    except OSError:
+        return True

@@ -12,7 +12,6 @@ options (a test keeps the two in step).
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,46 +86,32 @@ class _Prepared:
 
 
 def run_wire(**options: Any) -> int:
-    from .early import FirstLine, Preloader, ShutdownSignals, read_first_line, write_stdout
+    from . import early
 
-    signals = ShutdownSignals().install()
-    preloader = Preloader(lambda: _prepare(**options)).start()
-    first = read_first_line(STDIN_LIMIT, stop=lambda: preloader.failed() or signals.requested)
-    if first is None and preloader.failed():  # start-up failed before the client said anything
-        return _startup_failed(preloader)
-    if first is None:  # a signal before the first message
-        first = FirstLine(b"", b"", True)
-    early: dict[str, Any] | None = None
+    started = early.start(lambda: _prepare(**options), _early_initialize, STDIN_LIMIT)
     try:
-        message = json.loads(first.line) if first.line.strip() else None
-    except ValueError:
-        message = None
-    if isinstance(message, dict) and _is_plain_initialize(message):
-        from .wire.protocol import initialize_result
-
-        early = message["params"]
-        response = {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result()}
-        write_stdout((json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
-    unread = first.leftover if early is not None else first.line + first.leftover
-    try:
-        prepared: _Prepared = preloader.result()
-    except StartupError:
-        return _startup_failed(preloader)
-    import asyncio
-
-    if (first.eof and not unread.strip()) or signals.requested:
-        asyncio.run(prepared.core.close())
-        return 0
-    return asyncio.run(_serve(prepared, unread, early, signals))
-
-
-def _startup_failed(preloader: Any) -> int:
-    try:
-        preloader.result()
+        prepared: _Prepared = started.preloader.result()
     except StartupError as exc:
         print(f"kimi: error: {exc}", file=sys.stderr)
         return 2
-    return 1
+    import asyncio
+
+    if started.nothing_to_serve:
+        asyncio.run(prepared.core.close())
+        return 0
+    return asyncio.run(_serve(prepared, started))
+
+
+def _early_initialize(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer to an `initialize` without external tools (those need the loaded toolset)."""
+    from .early import request_params
+
+    params = request_params(message, "initialize")
+    if params is None or not isinstance(params.get("protocol_version"), str) or params.get("external_tools"):
+        return None
+    from .wire.protocol import initialize_result
+
+    return initialize_result()
 
 
 def _prepare(
@@ -180,26 +165,11 @@ def _prepare(
     return _Prepared(core, WireServer)
 
 
-async def _serve(prepared: _Prepared, unread: bytes, early: dict[str, Any] | None, signals: Any) -> int:
+async def _serve(prepared: _Prepared, started: Any) -> int:
     from .stdio import install_shutdown_signals, open_stdio
 
-    reader, writer = await open_stdio(STDIN_LIMIT, prefix=unread)
-    server = prepared.server_class(prepared.core, reader, writer, early_initialize=early)
-    install_shutdown_signals(reader.feed_eof, already_requested=signals.requested)
+    reader, writer = await open_stdio(STDIN_LIMIT, prefix=started.unread)
+    server = prepared.server_class(prepared.core, reader, writer, early_initialize=started.handshake)
+    install_shutdown_signals(reader.feed_eof, already_requested=started.signals.requested)
     await server.serve()
     return 0
-
-
-def _is_plain_initialize(message: dict[str, Any]) -> bool:
-    """An `initialize` the early path can answer: no external tools to validate and register."""
-    params = message.get("params")
-    request_id = message.get("id")
-    return (
-        message.get("jsonrpc") == "2.0"
-        and message.get("method") == "initialize"
-        and isinstance(request_id, (str, int))
-        and not isinstance(request_id, bool)
-        and isinstance(params, dict)
-        and isinstance(params.get("protocol_version"), str)
-        and not params.get("external_tools")
-    )

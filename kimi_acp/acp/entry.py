@@ -10,40 +10,33 @@ more, so the main thread imports nothing heavy: it blocks on stdin, answers `ini
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 STDIN_LIMIT = 50 * 1024 * 1024
 
 
 def run() -> int:
-    from ..early import FirstLine, Preloader, ShutdownSignals, read_first_line, write_stdout
+    from .. import early
 
-    signals = ShutdownSignals().install()
-    preloader = Preloader(_load_server_stack).start()
-    first = read_first_line(STDIN_LIMIT, stop=lambda: preloader.failed() or signals.requested)
-    if first is None:
-        preloader.result()  # re-raises an import failure; otherwise a signal asked us to stop
-        first = FirstLine(b"", b"", True)
-    early_init: dict[str, Any] | None = None
-    try:
-        message = json.loads(first.line) if first.line.strip() else None
-    except ValueError:
-        message = None
-    if isinstance(message, dict) and _is_initialize(message):
-        from .handshake import initialize_result
-
-        early_init = message["params"]
-        response = {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(early_init)}
-        write_stdout((json.dumps(response, separators=(",", ":")) + "\n").encode())
-    # Anything but a well-formed initialize goes to the full server, errors included.
-    unread = first.leftover if early_init is not None else first.line + first.leftover
-    server_module = preloader.result()
-    if (first.eof and not unread.strip()) or signals.requested:
+    started = early.start(_load_server_stack, _early_initialize, STDIN_LIMIT)
+    server_module = started.preloader.result()  # re-raises an import failure
+    if started.nothing_to_serve:
         return 0
     import asyncio
 
-    return asyncio.run(_serve(server_module, unread, early_init, signals))
+    return asyncio.run(_serve(server_module, started))
+
+
+def _early_initialize(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer to a well-formed `initialize`; anything else goes to the full server."""
+    from ..early import request_params
+
+    params = request_params(message, "initialize")
+    if params is None or not isinstance(params.get("protocolVersion"), int):
+        return None
+    from .handshake import initialize_result
+
+    return initialize_result(params)
 
 
 def _load_server_stack() -> Any:
@@ -61,16 +54,16 @@ def _load_server_stack() -> Any:
     return server
 
 
-async def _serve(server_module: Any, unread: bytes, early_init: dict[str, Any] | None, signals: Any) -> int:
+async def _serve(server_module: Any, started: Any) -> int:
     from acp.core import AgentSideConnection
 
     from ..stdio import install_shutdown_signals, open_stdio
     from .transport import StdioTransport
 
-    reader, writer = await open_stdio(STDIN_LIMIT, prefix=unread)
+    reader, writer = await open_stdio(STDIN_LIMIT, prefix=started.unread)
     transport = StdioTransport(reader, writer)
-    install_shutdown_signals(reader.feed_eof, already_requested=signals.requested)
-    agent = server_module.AcpServer(transport, initialize_params=early_init)
+    install_shutdown_signals(reader.feed_eof, already_requested=started.signals.requested)
+    agent = server_module.AcpServer(transport, initialize_params=started.handshake)
     connection = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
     try:
         await connection.listen()
@@ -78,16 +71,3 @@ async def _serve(server_module: Any, unread: bytes, early_init: dict[str, Any] |
         await agent.shutdown()
         await transport.close()
     return 0
-
-
-def _is_initialize(message: dict[str, Any]) -> bool:
-    params = message.get("params")
-    request_id = message.get("id")
-    return (
-        message.get("jsonrpc") == "2.0"
-        and message.get("method") == "initialize"
-        and isinstance(request_id, (str, int))
-        and not isinstance(request_id, bool)
-        and isinstance(params, dict)
-        and isinstance(params.get("protocolVersion"), int)
-    )

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
+from ..fsutil import ends_with_newline
 from ..llm.types import Message
 from .messages import estimate_tokens
 
@@ -125,16 +126,7 @@ class Context:
         if self._file is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(self.path, "a", encoding="utf-8")
-            if self._file.tell() and not _ends_with_newline(self.path):
+            if self._file.tell() and not ends_with_newline(self.path):
                 self._file.write("\n")  # after a torn last line (crash mid-write), start a fresh one
         self._file.write(line + "\n")
         self._file.flush()
-
-
-def _ends_with_newline(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            f.seek(-1, 2)
-            return f.read(1) == b"\n"
-    except OSError:
-        return True

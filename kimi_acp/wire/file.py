@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..fsutil import ends_with_newline
 from .serde import WireDecodeError, from_envelope, to_envelope
 from .types import (
     WIRE_PROTOCOL_LEGACY_VERSION,
@@ -111,7 +112,7 @@ class WireRecorder:
             f = open(self.path, "a", encoding="utf-8")
             if f.tell() == 0:
                 f.write(json.dumps({"type": "metadata", "protocol_version": WIRE_PROTOCOL_VERSION}) + "\n")
-            elif not _ends_with_newline(self.path):
+            elif not ends_with_newline(self.path):
                 f.write("\n")  # a torn last line (crash mid-write) must not swallow the next record
             self._file = f
         return self._file
@@ -121,15 +122,6 @@ class WireRecorder:
         f = self._open()
         f.write(line + "\n")
         f.flush()
-
-
-def _ends_with_newline(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            f.seek(-1, 2)
-            return f.read(1) == b"\n"
-    except OSError:
-        return True
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,21 @@ def work_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def share(tmp_path: Path) -> Path:
+    """A fresh share dir for a spawned `kimi acp` (passed in its env, see `acp_fixtures.acp_env`)."""
+    directory = tmp_path / "share"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    directory = tmp_path / "project"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
 def share_dir() -> Path:
     return Path(os.environ["KIMI_SHARE_DIR"])
 

@@ -5,25 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.support.acp_client import spawn_acp
 from tests.support.wire_client import tool_call
-
-
-@pytest.fixture
-def share(tmp_path: Path) -> Path:
-    directory = tmp_path / "share"
-    directory.mkdir()
-    return directory
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    directory = tmp_path / "project"
-    directory.mkdir()
-    return directory
 
 
 def tool_messages(share: Path, session_id: str) -> str:

@@ -8,39 +8,13 @@ import os
 import signal
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.acp_fixtures import write_config
+from tests.support.processes import process_alive, sleep_marker, wait_until
 from tests.support.wire_client import WireProcess, tool_call
-
-
-@pytest.fixture
-def share(tmp_path: Path) -> Path:
-    directory = tmp_path / "share"
-    directory.mkdir()
-    return directory
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    directory = tmp_path / "project"
-    directory.mkdir()
-    return directory
-
-
-def _alive(marker: str) -> bool:
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if marker.encode() in f.read():
-                        return True
-            except OSError:
-                pass
-    return False
 
 
 async def _start(share: Path) -> WireProcess:
@@ -86,44 +60,29 @@ async def test_stdout_carries_only_json_rpc(share, project):
 
 
 async def test_eof_during_a_turn_exits_and_kills_the_command(share, project):
-    marker = f"29.{uuid.uuid4().int % 10**6:06d}"
+    marker = sleep_marker(29)
     write_config(share, [tool_call("s1", "Shell", {"command": f"sleep {marker}"})], default_yolo=True)
     agent = await _start(share)
     session_id = await _session(agent, project)
     await agent.request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "wait"}]})
-    for _ in range(200):
-        if _alive(marker):
-            break
-        await asyncio.sleep(0.02)
-    assert _alive(marker)
+    assert await wait_until(lambda: process_alive(marker), 4.0)
     started = time.monotonic()
     assert await agent.close(timeout=5) == 0
     assert time.monotonic() - started < 3
-    for _ in range(50):
-        if not _alive(marker):
-            break
-        await asyncio.sleep(0.02)
-    assert not _alive(marker)
+    assert await wait_until(lambda: not process_alive(marker), 1.0)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 async def test_signals_exit_cleanly_and_kill_children(share, project, sig):
-    marker = f"28.{uuid.uuid4().int % 10**6:06d}"
+    marker = sleep_marker(28)
     write_config(share, [tool_call("s1", "Shell", {"command": f"sleep {marker}"})], default_yolo=True)
     agent = await _start(share)
     session_id = await _session(agent, project)
     await agent.request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "wait"}]})
-    for _ in range(200):
-        if _alive(marker):
-            break
-        await asyncio.sleep(0.02)
+    assert await wait_until(lambda: process_alive(marker), 4.0)
     agent.proc.send_signal(sig)
     assert await asyncio.wait_for(agent.proc.wait(), 5) == 0
-    for _ in range(50):
-        if not _alive(marker):
-            break
-        await asyncio.sleep(0.02)
-    assert not _alive(marker)
+    assert await wait_until(lambda: not process_alive(marker), 1.0)
     assert "Traceback" not in await agent.stderr_text()
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from pathlib import Path
 
 import acp
 import pytest
@@ -13,20 +12,6 @@ import pytest
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.acp_client import spawn_acp
 from tests.support.wire_client import tool_call
-
-
-@pytest.fixture
-def share(tmp_path: Path) -> Path:
-    directory = tmp_path / "share"
-    directory.mkdir()
-    return directory
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    directory = tmp_path / "project"
-    directory.mkdir()
-    return directory
 
 
 async def test_text_streams_with_title_and_usage(share, project):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import acp
 import pytest
@@ -13,20 +12,6 @@ from kimi_acp import sessions
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, transcript, write_config
 from tests.support.acp_client import spawn_acp
 from tests.support.wire_client import tool_call
-
-
-@pytest.fixture
-def share(tmp_path: Path) -> Path:
-    directory = tmp_path / "share"
-    directory.mkdir()
-    return directory
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    directory = tmp_path / "project"
-    directory.mkdir()
-    return directory
 
 
 def _index(recorder, predicate) -> int:

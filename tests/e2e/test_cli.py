@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kimi_acp import __version__
+from tests.support.processes import process_alive, sleep_marker, wait_until
 from tests.support.wire_client import WireProcess, events, scripted_config, tool_call
 
 FAKE_KEY = "sk-FAKE-do-not-print-7f3a9c2e1b"
@@ -65,24 +66,6 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: 
     for fragment in fragments:
         assert fragment in lines[0]
     return lines[0]
-
-
-def process_alive(marker: str) -> bool:
-    """A live (non-zombie) process whose command line contains `marker`."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if marker.encode() not in f.read():
-                    continue
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    continue
-        except OSError:
-            continue
-        return True
-    return False
 
 
 # --------------------------------------------------------------------------- plain commands
@@ -251,27 +234,22 @@ async def test_sigterm_mid_turn_exits_0_and_leaves_no_children(
     start_wire, share_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KIMI_LOG_LEVEL", "DEBUG")  # the log tells when the command is fully started
-    marker = "30.271828"
+    marker = sleep_marker(30)
     wire = await start_wire([tool_call("tc-1", "Shell", {"command": f"sleep {marker}; echo never"})], "--yolo")
     await wire.request("prompt", {"user_input": "wait"})
     await wire.until(lambda m: m.get("params", {}).get("type") == "ToolCall")
     log = share_dir / "logs" / "kimi.log"
-    for _ in range(250):
-        if process_alive("sleep\0" + marker) and log.is_file() and "started pid" in log.read_text():
-            break
-        await asyncio.sleep(0.02)
-    assert process_alive("sleep\0" + marker), "the shell command never started"
+    started_ok = await wait_until(
+        lambda: process_alive("sleep\0" + marker) and log.is_file() and "started pid" in log.read_text(), 5.0
+    )
+    assert started_ok, "the shell command never started"
     started = time.monotonic()
     wire.proc.send_signal(signal.SIGTERM)
     code = await asyncio.wait_for(wire.proc.wait(), 8)
     elapsed = time.monotonic() - started
     assert code == 0
     assert elapsed < 4, f"SIGTERM took {elapsed:.2f}s"
-    for _ in range(50):
-        if not process_alive(marker):
-            break
-        await asyncio.sleep(0.02)
-    assert not process_alive(marker), "the shell command outlived kimi --wire"
+    assert await wait_until(lambda: not process_alive(marker), 1.0), "the shell command outlived kimi --wire"
     assert "Traceback" not in await wire.stderr_text()
     # whatever reached stdout before the exit is still well-formed JSON-RPC
     assert wire.proc.stdout is not None

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from pathlib import Path
 
 from kimi_acp.sessions import find, work_dir_key
+from tests.support.processes import process_alive, sleep_marker, wait_until
 from tests.support.wire_client import event_types, events, text_of, tool_call
 
 INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}
@@ -244,30 +244,13 @@ async def test_steer_during_an_approval_is_injected_after_the_step(start_wire, s
     assert users[-1]["content"] == "use python instead"
 
 
-def _process_alive(marker: str) -> bool:
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    return True
-        except OSError:
-            continue
-    return False
-
-
 async def test_cancel_during_a_long_shell_command_ends_fast_and_kills_the_group(start_wire, share_dir, work_dir):
-    marker = "31.424242"
+    marker = sleep_marker(31)
     command = f"sleep {marker} & sleep {marker}; echo never"
     wire = await start_wire([tool_call("tc-1", "Shell", {"command": command}), "text: unused"], "--yolo")
     prompt_id = await wire.request("prompt", {"user_input": "wait"})
     await wire.until(lambda m: m.get("params", {}).get("type") == "ToolCall")
-    for _ in range(100):
-        if _process_alive(marker):
-            break
-        await asyncio.sleep(0.02)
-    assert _process_alive(marker)
+    assert await wait_until(lambda: process_alive(marker))
     started = time.monotonic()
     cancel_id = await wire.request("cancel")
     response, seen = await wire.response(prompt_id, timeout=5)
@@ -278,11 +261,7 @@ async def test_cancel_during_a_long_shell_command_ends_fast_and_kills_the_group(
     assert event_types(seen)[-1] == "TurnEnd"
     result = events(seen, "ToolResult")[0]["payload"]["return_value"]
     assert result["is_error"] and "cancelled" in result["message"]
-    for _ in range(50):
-        if not _process_alive(marker):
-            break
-        await asyncio.sleep(0.02)
-    assert not _process_alive(marker), "shell children survived the cancel"
+    assert await wait_until(lambda: not process_alive(marker), 1.0), "shell children survived the cancel"
     # The context stays consistent: every tool call has a result, and a new turn works.
     lines = context_lines(share_dir, work_dir)
     calls = [c["id"] for line in lines if line["role"] == "assistant" for c in line.get("tool_calls") or []]

@@ -12,6 +12,7 @@ import pytest
 from kimi_acp.kaos.local import LocalKaos
 from kimi_acp.tools.base import Tool, ToolContext, ToolRejectedError
 from kimi_acp.wire.types import DisplayBlock, TodoDisplayItem, ToolReturnValue
+from tests.support.processes import pid_alive
 
 
 @dataclass
@@ -97,15 +98,6 @@ def call(ctx: ToolContext) -> Call:
         return await tool.run(params, ctx)
 
     return _call
-
-
-def pid_alive(pid: int) -> bool:
-    """A pid that does not exist or is a zombie (killed, not yet reaped by init) counts as gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest.fixture

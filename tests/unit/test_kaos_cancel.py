@@ -10,25 +10,7 @@ from pathlib import Path
 
 
 from kimi_acp.kaos.local import LocalKaos
-
-
-def live_pids(marker: str) -> list[int]:
-    """Non-zombie processes whose command line contains `marker`."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if marker.encode() not in f.read():
-                    continue
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    continue
-        except OSError:
-            continue
-        found.append(int(pid))
-    return found
+from tests.support.processes import live_pids
 
 
 async def test_cancel_at_any_point_of_process_start_leaves_no_process(tmp_path: Path) -> None:

@@ -204,7 +204,7 @@ def models_url(provider_type: str, base_url: str) -> str:
 
 def probe_headers(provider_type: str, api_key: str) -> dict[str, str]:
     """The auth headers the provider itself would send, so the check means what a turn will see."""
-    from .llm.openai_legacy import user_agent
+    from .llm.http import user_agent
 
     headers = {"User-Agent": user_agent()}
     if provider_type == "anthropic":

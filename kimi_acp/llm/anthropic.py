@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import Any
 
-from ..config import ResolvedModel, model_sampling_overrides
+from ..config import model_sampling_overrides
 from ..wire.types import (
     FunctionBody,
     ImageURLPart,
@@ -26,8 +26,8 @@ from ..wire.types import (
     ToolCallPart,
 )
 from .errors import APIConnectionError, APIEmptyResponseError, APIStatusError, ChatProviderError
-from .openai_legacy import HTTPChatProvider
-from .types import ChatStream, Message, StreamPart, ThinkingEffort, ToolSpec
+from .http import HTTPChatProvider
+from .types import ChatStream, Message, StreamPart, ToolSpec
 
 logger = logging.getLogger(__name__)
 
@@ -176,26 +176,6 @@ class AnthropicProvider(HTTPChatProvider):
             self.base_url = DEFAULT_BASE_URL
         self.max_tokens = max_tokens
 
-    @classmethod
-    def from_resolved(
-        cls,
-        resolved: ResolvedModel,
-        *,
-        thinking: ThinkingEffort | None = None,
-        session_id: str | None = None,
-        **kwargs: Any,
-    ) -> AnthropicProvider:
-        provider = resolved.provider
-        return cls(
-            model=resolved.model.model,
-            base_url=provider.base_url,
-            api_key=provider.api_key.get_secret_value(),
-            custom_headers=provider.custom_headers,
-            thinking=thinking,
-            session_id=session_id,
-            **kwargs,
-        )
-
     @property
     def url(self) -> str:
         return (
@@ -246,11 +226,6 @@ class AnthropicProvider(HTTPChatProvider):
             if key in sampling:
                 body[key] = sampling[key]
         return body
-
-    def stream(self, system_prompt: str, tools: Sequence[ToolSpec], history: Sequence[Message]) -> ChatStream:
-        body = self.build_body(system_prompt, tools, history)
-        chat = ChatStream()
-        return chat.bind(self._generate(chat, body))
 
     async def _generate(self, chat: ChatStream, body: dict[str, Any]) -> AsyncIterator[StreamPart]:
         usage: dict[str, int] = {}
@@ -317,15 +292,6 @@ class AnthropicProvider(HTTPChatProvider):
             raise APIConnectionError("the connection closed before the response was complete")
         if not (saw_text or saw_call):
             raise APIEmptyResponseError("the model returned an empty response (no text and no tool call)")
-
-    def _decode(self, data: str) -> dict[str, Any]:
-        try:
-            value = json.loads(data)
-        except ValueError:
-            raise self._malformed(data) from None
-        if not isinstance(value, dict):
-            raise self._malformed(data)
-        return value
 
     @staticmethod
     def _update_usage(chat: ChatStream, usage: dict[str, int], new: Any) -> None:

@@ -11,7 +11,6 @@ from typing import Any
 
 from ..config import ResolvedModel
 from .openai_legacy import DEFAULT_REASONING_KEY, OpenAILegacyProvider
-from .types import ThinkingEffort
 
 
 class KimiProvider(OpenAILegacyProvider):
@@ -22,24 +21,8 @@ class KimiProvider(OpenAILegacyProvider):
         super().__init__(reasoning_key=DEFAULT_REASONING_KEY, **kwargs)
 
     @classmethod
-    def from_resolved(
-        cls,
-        resolved: ResolvedModel,
-        *,
-        thinking: ThinkingEffort | None = None,
-        session_id: str | None = None,
-        **kwargs: Any,
-    ) -> KimiProvider:
-        provider = resolved.provider
-        return cls(
-            model=resolved.model.model,
-            base_url=provider.base_url,
-            api_key=provider.api_key.get_secret_value(),
-            custom_headers=provider.custom_headers,
-            thinking=thinking,
-            session_id=session_id,
-            **kwargs,
-        )
+    def _options_from(cls, resolved: ResolvedModel) -> dict[str, Any]:
+        return {}  # a configured `reasoning_key` does not apply: kimi always uses reasoning_content
 
     def _extra_body(self) -> dict[str, Any]:
         extra: dict[str, Any] = {}

@@ -1,26 +1,18 @@
-"""OpenAI-compatible Chat Completions streaming (`openai_legacy`), plus the HTTP plumbing the
-other HTTP providers (`kimi`, `anthropic`) share: one lazily created `httpx.AsyncClient` per
-provider, SSE reading, and the mapping of httpx failures and HTTP statuses to `llm.errors`.
+"""OpenAI-compatible Chat Completions streaming (`openai_legacy`); `kimi` builds on it.
 
-Nothing here retries: the agent core owns retries, so a provider fails fast and precisely.
+The HTTP plumbing (client, SSE reading, error mapping) is `llm.http`'s; this module holds what is
+specific to Chat Completions: the request body, message conversion, usage and tool-call assembly.
 """
 
 from __future__ import annotations
 
-import codecs
-import email.utils
-import functools
-import http
 import json
 import logging
-import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
-
-import httpx
 
 from ..config import ResolvedModel, model_sampling_overrides
 from ..wire.types import (
@@ -34,217 +26,13 @@ from ..wire.types import (
     ToolCallPart,
     VideoURLPart,
 )
-from .errors import (
-    APIConnectionError,
-    APIEmptyResponseError,
-    APIStatusError,
-    APITimeoutError,
-    ChatProviderError,
-)
-from .sse import SSEEvent, SSEParser
-from .types import ChatStream, Message, StreamPart, ThinkingEffort, ToolSpec
+from .errors import APIConnectionError, APIEmptyResponseError, ChatProviderError
+from .http import HTTPChatProvider
+from .types import ChatStream, Message, StreamPart, ToolSpec
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=300.0, write=30.0, pool=30.0)
 DEFAULT_REASONING_KEY = "reasoning_content"
-_ERROR_BODY_CHARS = 300
-_MALFORMED_CHARS = 100
-
-
-@functools.cache
-def user_agent() -> str:
-    """`kimi-acp/<installed version>`; "0" when running from an uninstalled tree."""
-    from importlib import metadata
-
-    try:
-        version = metadata.version("kimi-acp")
-    except metadata.PackageNotFoundError:
-        version = "0"
-    return f"kimi-acp/{version}"
-
-
-# --------------------------------------------------------------------------- shared HTTP plumbing
-
-
-class HTTPChatProvider:
-    """Base of the HTTP providers: owns the client, streams SSE events, maps failures to errors."""
-
-    provider_type: str = ""
-
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str,
-        api_key: str = "",
-        custom_headers: Mapping[str, str] | None = None,
-        thinking: ThinkingEffort | None = None,
-        session_id: str | None = None,
-        timeout: httpx.Timeout | float | None = None,
-    ) -> None:
-        self.model_name = model
-        self.base_url = base_url.rstrip("/")
-        self.thinking = thinking
-        self.session_id = session_id
-        self._api_key = api_key
-        self._custom_headers = dict(custom_headers or {})
-        if timeout is None:
-            self._timeout = DEFAULT_TIMEOUT
-        elif isinstance(timeout, httpx.Timeout):
-            self._timeout = timeout
-        else:
-            self._timeout = httpx.Timeout(timeout)
-        self._client: httpx.AsyncClient | None = None
-
-    def __repr__(self) -> str:  # never show the key
-        return f"{type(self).__name__}(model={self.model_name!r}, base_url={self.base_url!r})"
-
-    # -- subclasses provide these
-
-    def _auth_headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"User-Agent": user_agent(), **self._auth_headers()}
-        headers.update(self._custom_headers)
-        return headers
-
-    # -- client lifecycle
-
-    def _get_client(self) -> httpx.AsyncClient:
-        if self._client is None or self._client.is_closed:
-            self._client = httpx.AsyncClient(timeout=self._timeout, headers=self._headers())
-        return self._client
-
-    async def aclose(self) -> None:
-        """Close the pooled connections; a later `stream()` opens a new client."""
-        client, self._client = self._client, None
-        if client is not None:
-            await client.aclose()
-
-    # -- errors
-
-    def _redact(self, text: str) -> str:
-        """Error texts may echo request data; the key must never reach a message."""
-        if self._api_key and len(self._api_key) >= 4:
-            text = text.replace(self._api_key, "***")
-        return text
-
-    def _malformed(self, data: str) -> ChatProviderError:
-        return ChatProviderError(self._redact(f"malformed streaming response: {data[:_MALFORMED_CHARS]}"))
-
-    # -- streaming
-
-    async def _sse_events(self, url: str, body: dict[str, Any]) -> AsyncGenerator[SSEEvent, None]:
-        """POST `body` and yield the SSE events of the reply.
-
-        A plain JSON reply (a server that ignored `stream: true`) is yielded as one event followed
-        by `[DONE]`, so callers see one shape. httpx failures become provider errors here.
-        """
-        client = self._get_client()
-        try:
-            async with client.stream("POST", url, json=body) as response:
-                if response.status_code >= 400:
-                    raw = await response.aread()
-                    raise status_error(
-                        response.status_code,
-                        response.reason_phrase,
-                        response.headers,
-                        raw,
-                        redact=self._redact,
-                    )
-                content_type = response.headers.get("content-type", "")
-                if "application/json" in content_type and "event-stream" not in content_type:
-                    raw = await response.aread()
-                    yield SSEEvent(data=raw.decode("utf-8", "replace"))
-                    yield SSEEvent(data="[DONE]")
-                    return
-                parser = SSEParser()
-                decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-                async for chunk in response.aiter_bytes():
-                    for event in parser.feed(decoder.decode(chunk)):
-                        yield event
-                for event in parser.feed(decoder.decode(b"", final=True)):
-                    yield event
-                last = parser.flush()
-                if last is not None:
-                    yield last
-        except httpx.TimeoutException as exc:
-            raise APITimeoutError(self._redact(f"request to {url} timed out ({type(exc).__name__})")) from exc
-        except httpx.UnsupportedProtocol as exc:
-            raise ChatProviderError(self._redact(f"invalid base_url {self.base_url!r}: {exc}")) from exc
-        except httpx.RequestError as exc:
-            detail = str(exc) or type(exc).__name__
-            raise APIConnectionError(self._redact(f"connection error talking to {url}: {detail}")) from exc
-        except httpx.InvalidURL as exc:
-            raise ChatProviderError(self._redact(f"invalid base_url {self.base_url!r}: {exc}")) from exc
-
-
-def status_error(
-    status: int,
-    reason: str,
-    headers: Mapping[str, str],
-    body: bytes,
-    *,
-    redact: Callable[[str], str] | None = None,
-) -> APIStatusError:
-    """`APIStatusError` for an HTTP error reply: "<status> <reason>: <server's message>"."""
-    text = body.decode("utf-8", "replace")
-    detail = error_message_from_body(text) or " ".join(text.split())[:_ERROR_BODY_CHARS]
-    if not reason:
-        try:
-            reason = http.HTTPStatus(status).phrase
-        except ValueError:
-            reason = "error"
-    message = f"{status} {reason}: {detail}" if detail else f"{status} {reason}"
-    if redact is not None:
-        message = redact(message)
-    return APIStatusError(status, message, retry_after=parse_retry_after(headers))
-
-
-def error_message_from_body(text: str) -> str | None:
-    """The message of `{"error": {"message": ...}}` (OpenAI, Anthropic) or similar shapes."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    error = data.get("error")
-    if isinstance(error, dict):
-        message = error.get("message")
-        if isinstance(message, str) and message:
-            return message
-    if isinstance(error, str) and error:
-        return error
-    for key in ("message", "detail"):
-        value = data.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from `retry-after-ms`, `retry-after` (seconds or an HTTP date); None otherwise."""
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return max(float(raw_ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return max(float(raw), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
 
 
 # --------------------------------------------------------------------------- request conversion
@@ -483,25 +271,8 @@ class OpenAILegacyProvider(HTTPChatProvider):
         self._send_reasoning = reasoning_key is not None
 
     @classmethod
-    def from_resolved(
-        cls,
-        resolved: ResolvedModel,
-        *,
-        thinking: ThinkingEffort | None = None,
-        session_id: str | None = None,
-        **kwargs: Any,
-    ) -> OpenAILegacyProvider:
-        provider = resolved.provider
-        return cls(
-            model=resolved.model.model,
-            base_url=provider.base_url,
-            api_key=provider.api_key.get_secret_value(),
-            custom_headers=provider.custom_headers,
-            reasoning_key=provider.reasoning_key,
-            thinking=thinking,
-            session_id=session_id,
-            **kwargs,
-        )
+    def _options_from(cls, resolved: ResolvedModel) -> dict[str, Any]:
+        return {"reasoning_key": resolved.provider.reasoning_key}
 
     @property
     def url(self) -> str:
@@ -536,11 +307,6 @@ class OpenAILegacyProvider(HTTPChatProvider):
         if self.thinking in ("low", "medium", "high"):
             return {"reasoning_effort": self.thinking}
         return {}
-
-    def stream(self, system_prompt: str, tools: Sequence[ToolSpec], history: Sequence[Message]) -> ChatStream:
-        body = self.build_body(system_prompt, tools, history)
-        chat = ChatStream()
-        return chat.bind(self._generate(chat, body))
 
     async def _generate(self, chat: ChatStream, body: dict[str, Any]) -> AsyncIterator[StreamPart]:
         calls = ToolCallAssembler()
@@ -584,12 +350,7 @@ class OpenAILegacyProvider(HTTPChatProvider):
             raise APIEmptyResponseError("the model returned an empty response (no text and no tool call)")
 
     def _decode(self, data: str) -> dict[str, Any]:
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            raise self._malformed(data) from None
-        if not isinstance(chunk, dict):
-            raise self._malformed(data)
+        chunk = super()._decode(data)
         error = chunk.get("error")
         if error:
             message = error.get("message") if isinstance(error, dict) else str(error)

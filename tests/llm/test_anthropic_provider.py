@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -35,12 +35,6 @@ from tests.fakes.openai_server import (
 
 KEY = "sk-ant-secret-0000111122223333"
 HISTORY = [Message(role="user", content="hi")]
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from kimi_acp.config import Config, resolve_model
@@ -16,12 +14,6 @@ from tests.fakes.openai_server import FakeLLMServer, Stream, chunk, error_reply,
 
 KEY = "sk-kimi-secret-abcdef123456"
 HISTORY = [Message(role="user", content="hi")]
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as fake:
-        yield fake
 
 
 async def collect(stream: ChatStream) -> list[StreamPart]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -43,12 +43,6 @@ from tests.fakes.openai_server import (
 
 KEY = "sk-test-very-secret-key-0123456789"
 HISTORY = [Message(role="user", content="hi")]
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -1,0 +1,287 @@
+"""Talking HTTP to a model server: the plumbing the HTTP providers (`openai_legacy`, `kimi`,
+`anthropic`) share. One lazily created `httpx.AsyncClient` per provider, SSE reading, and the
+mapping of httpx failures and HTTP statuses to `llm.errors`.
+
+Nothing here retries: the agent core owns retries, so a provider fails fast and precisely.
+
+(The module is `kimi_acp.llm.http`; inside it, `http` still names the standard library's package,
+imports being absolute.)
+"""
+
+from __future__ import annotations
+
+import codecs
+import email.utils
+import functools
+import json
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any, Self
+
+import httpx
+
+from .errors import APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError
+from .sse import SSEEvent, SSEParser
+from .types import ChatStream, Message, StreamPart, ThinkingEffort, ToolSpec
+
+if TYPE_CHECKING:
+    from ..config import ResolvedModel
+
+DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=300.0, write=30.0, pool=30.0)
+_ERROR_BODY_CHARS = 300
+_MALFORMED_CHARS = 100
+
+
+@functools.cache
+def user_agent() -> str:
+    """`kimi-acp/<installed version>`; "0" when running from an uninstalled tree."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("kimi-acp")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    return f"kimi-acp/{version}"
+
+
+class HTTPChatProvider:
+    """Base of the HTTP providers: owns the client, streams SSE events, maps failures to errors.
+
+    A subclass supplies `build_body` (the JSON request), `url` (where it is POSTed) and
+    `_generate` (the SSE events of the reply turned into stream parts).
+    """
+
+    provider_type: str = ""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str,
+        api_key: str = "",
+        custom_headers: Mapping[str, str] | None = None,
+        thinking: ThinkingEffort | None = None,
+        session_id: str | None = None,
+        timeout: httpx.Timeout | float | None = None,
+    ) -> None:
+        self.model_name = model
+        self.base_url = base_url.rstrip("/")
+        self.thinking = thinking
+        self.session_id = session_id
+        self._api_key = api_key
+        self._custom_headers = dict(custom_headers or {})
+        if timeout is None:
+            self._timeout = DEFAULT_TIMEOUT
+        elif isinstance(timeout, httpx.Timeout):
+            self._timeout = timeout
+        else:
+            self._timeout = httpx.Timeout(timeout)
+        self._client: httpx.AsyncClient | None = None
+
+    @classmethod
+    def from_resolved(
+        cls,
+        resolved: ResolvedModel,
+        *,
+        thinking: ThinkingEffort | None = None,
+        session_id: str | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """A provider for a resolved model; `kwargs` go to the constructor (e.g. `timeout`)."""
+        provider = resolved.provider
+        return cls(
+            model=resolved.model.model,
+            base_url=provider.base_url,
+            api_key=provider.api_key.get_secret_value(),
+            custom_headers=provider.custom_headers,
+            thinking=thinking,
+            session_id=session_id,
+            **cls._options_from(resolved),
+            **kwargs,
+        )
+
+    @classmethod
+    def _options_from(cls, resolved: ResolvedModel) -> dict[str, Any]:
+        """Provider-specific constructor arguments taken from the resolved model's config."""
+        return {}
+
+    def __repr__(self) -> str:  # never show the key
+        return f"{type(self).__name__}(model={self.model_name!r}, base_url={self.base_url!r})"
+
+    # -- subclasses provide these
+
+    @property
+    def url(self) -> str:
+        raise NotImplementedError
+
+    def build_body(
+        self, system_prompt: str, tools: Sequence[ToolSpec], history: Sequence[Message]
+    ) -> dict[str, Any]:
+        """The JSON request body (exposed for tests and debugging)."""
+        raise NotImplementedError
+
+    def _generate(self, chat: ChatStream, body: dict[str, Any]) -> AsyncIterator[StreamPart]:
+        """POST `body` to `url` and yield the reply's parts, filling in `chat.id`/`chat.usage`."""
+        raise NotImplementedError
+
+    def _auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
+    # -- requests
+
+    def stream(self, system_prompt: str, tools: Sequence[ToolSpec], history: Sequence[Message]) -> ChatStream:
+        body = self.build_body(system_prompt, tools, history)
+        chat = ChatStream()
+        return chat.bind(self._generate(chat, body))
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"User-Agent": user_agent(), **self._auth_headers()}
+        headers.update(self._custom_headers)
+        return headers
+
+    # -- client lifecycle
+
+    def _get_client(self) -> httpx.AsyncClient:
+        if self._client is None or self._client.is_closed:
+            self._client = httpx.AsyncClient(timeout=self._timeout, headers=self._headers())
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the pooled connections; a later `stream()` opens a new client."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    # -- errors
+
+    def _redact(self, text: str) -> str:
+        """Error texts may echo request data; the key must never reach a message."""
+        if self._api_key and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "***")
+        return text
+
+    def _malformed(self, data: str) -> ChatProviderError:
+        return ChatProviderError(self._redact(f"malformed streaming response: {data[:_MALFORMED_CHARS]}"))
+
+    # -- streaming
+
+    def _decode(self, data: str) -> dict[str, Any]:
+        """An SSE event's data as a JSON object; anything else is a malformed response."""
+        try:
+            value = json.loads(data)
+        except ValueError:
+            raise self._malformed(data) from None
+        if not isinstance(value, dict):
+            raise self._malformed(data)
+        return value
+
+    async def _sse_events(self, url: str, body: dict[str, Any]) -> AsyncGenerator[SSEEvent, None]:
+        """POST `body` and yield the SSE events of the reply.
+
+        A plain JSON reply (a server that ignored `stream: true`) is yielded as one event followed
+        by `[DONE]`, so callers see one shape. httpx failures become provider errors here.
+        """
+        client = self._get_client()
+        try:
+            async with client.stream("POST", url, json=body) as response:
+                if response.status_code >= 400:
+                    raw = await response.aread()
+                    raise status_error(
+                        response.status_code,
+                        response.reason_phrase,
+                        response.headers,
+                        raw,
+                        redact=self._redact,
+                    )
+                content_type = response.headers.get("content-type", "")
+                if "application/json" in content_type and "event-stream" not in content_type:
+                    raw = await response.aread()
+                    yield SSEEvent(data=raw.decode("utf-8", "replace"))
+                    yield SSEEvent(data="[DONE]")
+                    return
+                parser = SSEParser()
+                decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+                async for chunk in response.aiter_bytes():
+                    for event in parser.feed(decoder.decode(chunk)):
+                        yield event
+                for event in parser.feed(decoder.decode(b"", final=True)):
+                    yield event
+                last = parser.flush()
+                if last is not None:
+                    yield last
+        except httpx.TimeoutException as exc:
+            raise APITimeoutError(self._redact(f"request to {url} timed out ({type(exc).__name__})")) from exc
+        except httpx.UnsupportedProtocol as exc:
+            raise ChatProviderError(self._redact(f"invalid base_url {self.base_url!r}: {exc}")) from exc
+        except httpx.RequestError as exc:
+            detail = str(exc) or type(exc).__name__
+            raise APIConnectionError(self._redact(f"connection error talking to {url}: {detail}")) from exc
+        except httpx.InvalidURL as exc:
+            raise ChatProviderError(self._redact(f"invalid base_url {self.base_url!r}: {exc}")) from exc
+
+
+def status_error(
+    status: int,
+    reason: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    redact: Callable[[str], str] | None = None,
+) -> APIStatusError:
+    """`APIStatusError` for an HTTP error reply: "<status> <reason>: <server's message>"."""
+    text = body.decode("utf-8", "replace")
+    detail = error_message_from_body(text) or " ".join(text.split())[:_ERROR_BODY_CHARS]
+    if not reason:
+        try:
+            reason = HTTPStatus(status).phrase
+        except ValueError:
+            reason = "error"
+    message = f"{status} {reason}: {detail}" if detail else f"{status} {reason}"
+    if redact is not None:
+        message = redact(message)
+    return APIStatusError(status, message, retry_after=parse_retry_after(headers))
+
+
+def error_message_from_body(text: str) -> str | None:
+    """The message of `{"error": {"message": ...}}` (OpenAI, Anthropic) or similar shapes."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error")
+    if isinstance(error, dict):
+        message = error.get("message")
+        if isinstance(message, str) and message:
+            return message
+    if isinstance(error, str) and error:
+        return error
+    for key in ("message", "detail"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from `retry-after-ms`, `retry-after` (seconds or an HTTP date); None otherwise."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(float(raw_ms) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)

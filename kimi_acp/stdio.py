@@ -13,27 +13,41 @@ STDIN_LINE_LIMIT = 100 * 1024 * 1024  # a single JSON-RPC line may carry large p
 
 
 class StdoutWriter:
-    """Writes whole lines to stdout without awaiting; the event loop flushes pipes in the background.
+    """Writes whole lines to stdout without awaiting.
 
-    When stdout is a regular file (output redirected), writes go straight to it: files never block.
+    Lines written during one pass of the event loop go out in a single `write` (flushed by a
+    `call_soon` callback, so no later than the next pass): a 2,000-update replay is a handful of
+    system calls, not 2,000, and a lone streamed chunk still leaves at once. When stdout is a
+    regular file (output redirected), writes go straight to it: files never block.
     """
 
     def __init__(self, transport: asyncio.WriteTransport | None, file: BinaryIO | None = None) -> None:
         self._transport = transport
         self._file = file
+        self._batch: list[bytes] | None = None
 
     def write(self, data: bytes) -> None:
-        if self._transport is not None:
-            if not self._transport.is_closing():
-                self._transport.write(data)
-        elif self._file is not None:
-            try:
-                self._file.write(data)
-            except OSError:
-                self._file = None
+        if self._transport is None:
+            if self._file is not None:
+                try:
+                    self._file.write(data)
+                except OSError:
+                    self._file = None
+            return
+        if self._batch is None:
+            self._batch = [data]
+            asyncio.get_running_loop().call_soon(self.flush)
+        else:
+            self._batch.append(data)
+
+    def flush(self) -> None:
+        batch, self._batch = self._batch, None
+        if batch and self._transport is not None and not self._transport.is_closing():
+            self._transport.write(b"".join(batch))
 
     async def drain(self, timeout: float = 5.0) -> None:
         """Wait (bounded) until buffered output reached the pipe, e.g. before exiting."""
+        self.flush()
         if self._transport is None:
             return
         loop = asyncio.get_running_loop()
@@ -42,6 +56,7 @@ class StdoutWriter:
             await asyncio.sleep(0.005)
 
     def close(self) -> None:
+        self.flush()
         if self._transport is not None:
             self._transport.close()
 

@@ -92,6 +92,7 @@ def _is_within(path: Path, root: Path) -> bool:
 
 
 P = TypeVar("P", bound=BaseModel)
+_SPECS: dict[type, ToolSpec] = {}
 
 
 class Params(BaseModel):
@@ -108,9 +109,14 @@ class Tool(ABC, Generic[P]):
     params: ClassVar[type[BaseModel]]
 
     def spec(self) -> ToolSpec:
-        schema = self.params.model_json_schema()
-        schema.pop("title", None)
-        return ToolSpec(self.name, self.description, schema)
+        """What the model sees; built once per tool class (schema generation costs ~2 ms a tool)."""
+        cls = type(self)
+        cached = _SPECS.get(cls)
+        if cached is None:
+            schema = self.params.model_json_schema()
+            schema.pop("title", None)
+            cached = _SPECS[cls] = ToolSpec(self.name, self.description, schema)
+        return cached
 
     @abstractmethod
     async def run(self, params: P, ctx: ToolContext) -> ToolReturnValue:

@@ -9,7 +9,7 @@ from typing import Any
 
 def print_info(config_file: str | None, as_json: bool) -> int:
     from . import __version__
-    from .config import ConfigError, derive_capabilities, load_config, share_dir
+    from .config import ConfigError, load_config, resolve_model, share_dir
 
     try:
         loaded = load_config(config_file)
@@ -23,24 +23,22 @@ def print_info(config_file: str | None, as_json: bool) -> int:
         "share_dir": str(share_dir()),
         "config_file": str(loaded.path) if loaded.path else None,
         "default_model": config.default_model or None,
-        "models": {
-            alias: {
-                "provider": m.provider,
-                "model": m.model,
-                "max_context_size": m.max_context_size,
-                "capabilities": sorted(derive_capabilities(m)),
-            }
-            for alias, m in config.models.items()
-        },
-        "providers": {
-            name: {
-                "type": p.type,
-                "base_url": p.base_url or None,
-                "api_key": "set" if p.api_key.get_secret_value() else "not set",
-            }
-            for name, p in config.providers.items()
-        },
+        "models": {},
+        "providers": {},
     }
+    # Shown as they will be used: with the KIMI_* / OPENAI_* environment overrides applied.
+    for alias in config.models:
+        resolved = resolve_model(config, alias)
+        assert resolved is not None
+        info["models"][alias] = {
+            "provider": resolved.provider_name,
+            "model": resolved.model.model,
+            "max_context_size": resolved.model.max_context_size,
+            "capabilities": sorted(resolved.capabilities),
+        }
+        info["providers"][resolved.provider_name] = _provider_info(resolved.provider)
+    for name, provider in config.providers.items():
+        info["providers"].setdefault(name, _provider_info(provider))
     if as_json:
         print(json.dumps(info, indent=2))
         return 0
@@ -56,6 +54,14 @@ def print_info(config_file: str | None, as_json: bool) -> int:
     for name, p in info["providers"].items():
         print(f"  {name}: type {p['type']}, base_url {p['base_url'] or '-'}, api key {p['api_key']}")
     return 0
+
+
+def _provider_info(provider: Any) -> dict[str, Any]:
+    return {
+        "type": provider.type,
+        "base_url": provider.base_url or None,
+        "api_key": "set" if provider.api_key.get_secret_value() else "not set",
+    }
 
 
 def print_sessions(work_dir: str, as_json: bool) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import stat
 import sys
 from collections.abc import Callable
 from typing import BinaryIO
@@ -67,7 +68,10 @@ async def open_stdio(limit: int = STDIN_LINE_LIMIT, *, prefix: bytes = b"") -> t
     reader = asyncio.StreamReader(limit=limit)
     if prefix:
         reader.feed_data(prefix)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    except ValueError:  # a regular file (`kimi --wire < requests.jsonl`): not a pipe
+        _feed_from_file(reader)
     # Write through a dup of fd 1 so nothing else (a stray print) can interleave with our framing
     # buffer, and point sys.stdout at stderr: stdout carries protocol messages only.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
@@ -77,6 +81,30 @@ async def open_stdio(limit: int = STDIN_LINE_LIMIT, *, prefix: bytes = b"") -> t
     except ValueError:  # a regular file, not a pipe
         return reader, StdoutWriter(None, out)
     return reader, StdoutWriter(transport)  # type: ignore[arg-type]
+
+
+_FEEDERS: set[asyncio.Task[None]] = set()
+
+
+def stdin_is_regular_file() -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(0).st_mode)
+    except OSError:
+        return False
+
+
+def _feed_from_file(reader: asyncio.StreamReader) -> None:
+    """Feed stdin to `reader` from a worker thread (regular files cannot be watched by the loop)."""
+
+    async def feed() -> None:
+        loop = asyncio.get_running_loop()
+        while chunk := await loop.run_in_executor(None, os.read, 0, 65536):
+            reader.feed_data(chunk)
+        reader.feed_eof()
+
+    task = asyncio.get_running_loop().create_task(feed())
+    _FEEDERS.add(task)
+    task.add_done_callback(_FEEDERS.discard)
 
 
 def install_shutdown_signals(on_signal: Callable[[], None], *, already_requested: bool = False) -> None:

@@ -99,6 +99,7 @@ def run_wire(**options: Any) -> int:
     if started.nothing_to_serve:
         asyncio.run(prepared.core.close())
         return 0
+    early.settle_heap()
     return asyncio.run(_serve(prepared, started))
 
 
@@ -151,8 +152,10 @@ def _prepare(
     setup_logging("wire")
     from .core.agent import AgentCore
     from .kaos.local import LocalKaos
+    from .early import warm_up_core
     from .wire_server import WireServer
 
+    warm_up_core()
     core = AgentCore(
         session=session,
         loaded_config=loaded,
@@ -170,6 +173,6 @@ async def _serve(prepared: _Prepared, started: Any) -> int:
 
     reader, writer = await open_stdio(STDIN_LIMIT, prefix=started.unread)
     server = prepared.server_class(prepared.core, reader, writer, early_initialize=started.handshake)
-    install_shutdown_signals(reader.feed_eof, already_requested=started.signals.requested)
+    install_shutdown_signals(server.request_stop, already_requested=started.signals.requested)
     await server.serve()
     return 0

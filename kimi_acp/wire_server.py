@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .core.agent import INTERNAL_SIGNALS, AgentCore
 from .core.errors import AgentError, LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
 from .llm.errors import ChatProviderError
-from .stdio import StdoutWriter
+from .stdio import StdoutWriter, stdin_is_regular_file
 from .wire import jsonrpc as rpc
 from .wire.file import read_wire_file
 from .wire.protocol import initialize_result
@@ -120,6 +120,8 @@ class WireServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._replay: asyncio.Task[dict[str, Any]] | None = None
         self._closing = False
+        self._stop_requested = False
+        self._input_closed = False
         core.stream.subscribe(self._on_message)
 
     # ------------------------------------------------------------------ outbound
@@ -135,6 +137,8 @@ class WireServer:
             # still gets to answer (Kimi Code CLI would hang here instead).
             self._pending[message.id] = message
             self._send(rpc.request_message(message.id, "request", to_envelope(message)))
+            if self._input_closed:
+                message.resolve(_closed_answer(message))
             return
         self._send(rpc.notification_message("event", to_envelope(message)))
         if isinstance(message, TurnEnd):
@@ -156,8 +160,25 @@ class WireServer:
                     break
                 if line.strip():
                     self._handle_line(line)
+            if not self._stop_requested and stdin_is_regular_file():
+                await self._finish_batch()
         finally:
             await self.shutdown()
+
+    def request_stop(self) -> None:
+        """A signal: stop reading and shut down, whatever is still running."""
+        self._stop_requested = True
+        self.reader.feed_eof()
+
+    async def _finish_batch(self) -> None:
+        """Stdin was a file (`kimi --wire < requests.jsonl`) and it ended: that is the end of the
+        input, not a client gone away, so what was asked still runs to its end. Nobody can answer
+        requests any more; they are settled at once as on a closed connection."""
+        self._input_closed = True
+        for request in list(self._pending.values()):
+            request.resolve(_closed_answer(request))
+        while self._tasks and not self._stop_requested:
+            await asyncio.wait(list(self._tasks), timeout=0.2)
 
     def _handle_line(self, line: bytes) -> None:
         try:

@@ -22,6 +22,7 @@ def run() -> int:
     server_module = started.preloader.result()  # re-raises an import failure
     if started.nothing_to_serve:
         return 0
+    early.settle_heap()
     import asyncio
 
     return asyncio.run(_serve(server_module, started))
@@ -49,8 +50,10 @@ def _load_server_stack() -> Any:
     from .sdk_import import import_sdk
 
     import_sdk()
+    from ..early import warm_up_core
     from . import server
 
+    warm_up_core()
     return server
 
 

@@ -144,7 +144,7 @@ class AgentCore:
         self.approvals = Approvals(session, self.stream.send)
         self.toolset = Toolset(builtin_tools())
         self.toolset.plan_mode = lambda: self.plan_mode
-        self.model_alias = model_alias or session.state.model or None
+        self.model_alias = model_alias or self._stored_model(session, loaded_config.config)
         self.thinking = thinking if thinking is not None else session.state.thinking
         self.max_steps_override = max_steps_per_turn
         self._provider: ChatProvider | None = None
@@ -154,6 +154,18 @@ class AgentCore:
         if self.context.is_new:
             self.context.start(build_system_prompt(session.work_dir, self.toolset.names()))
             self.context.close()
+            if self.config.default_plan_mode and not session.state.plan_mode:
+                session.state.plan_mode = True
+                session.save_state()
+
+    @staticmethod
+    def _stored_model(session: Session, config: Config) -> str | None:
+        """The session's own model choice, unless it was removed from the config since."""
+        alias = session.state.model
+        if alias and alias not in config.models:
+            log.warning("session %s: model %r is no longer configured; using the default", session.id, alias)
+            return None
+        return alias or None
 
     # ------------------------------------------------------------------ properties
 

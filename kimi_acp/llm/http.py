@@ -45,6 +45,18 @@ def user_agent() -> str:
     return f"kimi-acp/{version}"
 
 
+_SSL_CONTEXT: Any = None
+
+
+def shared_ssl_context() -> Any:
+    """One TLS context per process. Building one loads the CA bundle (~20 ms); every session's
+    client would otherwise pay that again on its first request."""
+    global _SSL_CONTEXT
+    if _SSL_CONTEXT is None:
+        _SSL_CONTEXT = httpx.create_ssl_context()
+    return _SSL_CONTEXT
+
+
 class HTTPChatProvider:
     """Base of the HTTP providers: owns the client, streams SSE events, maps failures to errors.
 
@@ -144,7 +156,9 @@ class HTTPChatProvider:
 
     def _get_client(self) -> httpx.AsyncClient:
         if self._client is None or self._client.is_closed:
-            self._client = httpx.AsyncClient(timeout=self._timeout, headers=self._headers())
+            self._client = httpx.AsyncClient(
+                timeout=self._timeout, headers=self._headers(), verify=shared_ssl_context()
+            )
         return self._client
 
     async def aclose(self) -> None:

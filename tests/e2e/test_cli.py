@@ -293,3 +293,51 @@ async def test_logs_go_to_the_share_dir_and_stdout_carries_only_json_rpc(
     text = log.read_text()
     assert "wire starting" in text
     assert sorted(p.name for p in (share_dir / "logs").iterdir()) == ["kimi.log"]
+
+
+def test_info_shows_the_model_the_environment_provides(share_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KIMI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("KIMI_MODEL_NAME", "kimi-from-env")
+    result = kimi("info")
+    assert result.returncode == 0, result.stderr
+    assert FAKE_KEY not in result.stdout + result.stderr
+    assert "default model: kimi-env" in result.stdout
+    assert "kimi-env: kimi-from-env via kimi-env" in result.stdout
+    assert "kimi-env: type kimi, base_url https://api.moonshot.ai/v1, api key set" in result.stdout
+
+
+def test_wire_reads_requests_from_a_regular_file(tmp_path: Path, work_dir: Path) -> None:
+    config = scripted_config(tmp_path, ["text: from a file"])
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        '{"jsonrpc":"2.0","method":"initialize","id":"1","params":{"protocol_version":"1.10"}}\n'
+        '{"jsonrpc":"2.0","method":"replay","id":"2"}\n'
+    )
+    with open(requests, "rb") as stdin:
+        result = subprocess.run(
+            [sys.executable, "-m", "kimi_acp", "--wire", "-w", str(work_dir), "--config-file", str(config)],
+            stdin=stdin, capture_output=True, text=True, timeout=20,
+        )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [a["id"] for a in answers] == ["1", "2"]
+    assert answers[1]["result"] == {"status": "finished", "events": 0, "requests": 0}
+
+
+def test_wire_batch_from_a_file_runs_the_prompt_to_its_end(tmp_path: Path, work_dir: Path) -> None:
+    config = scripted_config(tmp_path, [tool_call("t1", "Shell", {"command": "echo needs-approval"}), "text: done anyway"])
+    requests = tmp_path / "batch.jsonl"
+    requests.write_text('{"jsonrpc":"2.0","method":"prompt","id":"p","params":{"user_input":"go"}}\n')
+    with open(requests, "rb") as stdin:
+        result = subprocess.run(
+            [sys.executable, "-m", "kimi_acp", "--wire", "-w", str(work_dir), "--config-file", str(config)],
+            stdin=stdin, capture_output=True, text=True, timeout=20,
+        )
+    assert result.returncode == 0, result.stderr
+    messages = [json.loads(line) for line in result.stdout.splitlines()]
+    assert messages[-1] == {"jsonrpc": "2.0", "id": "p", "result": {"status": "finished"}}
+    kinds = [m["params"]["type"] for m in messages if m.get("method") in ("event", "request")]
+    assert "ApprovalRequest" in kinds  # shown, but nobody could answer: settled as rejected
+    approvals = [m["params"]["payload"] for m in messages if m.get("params", {}).get("type") == "ApprovalResponse"]
+    assert approvals and approvals[0]["response"] == "reject"

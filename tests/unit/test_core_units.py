@@ -538,3 +538,39 @@ def test_tool_result_message_shapes() -> None:
     image = ImageURLPart(image_url=MediaURL(url="data:image/png;base64,AA"))
     parts = tool_result_message("c5", ToolReturnValue(is_error=False, output=[TextPart(text="see"), image]))
     assert parts.content == [TextPart(text="see"), image]
+
+
+# --------------------------------------------------------------------------- session settings
+
+
+def _core(tmp_path: Path, config_text: str, session: Any = None) -> Any:
+    from kimi_acp.config import load_config
+    from kimi_acp.core.agent import AgentCore
+    from kimi_acp.kaos.local import LocalKaos
+
+    loaded = load_config(config_text=config_text)
+    return AgentCore(session=session or sessions.create(tmp_path), loaded_config=loaded, kaos=LocalKaos())
+
+
+SETTINGS_CONFIG = (
+    '{"default_model": "a", "default_plan_mode": true, '
+    '"models": {"a": {"provider": "p", "model": "echo", "max_context_size": 1000}}, '
+    '"providers": {"p": {"type": "_echo"}}}'
+)
+
+
+def test_default_plan_mode_applies_to_new_sessions_only(tmp_path: Path) -> None:
+    core = _core(tmp_path, SETTINGS_CONFIG)
+    assert core.plan_mode is True
+    core.set_plan_mode(False)
+    reopened = _core(tmp_path, SETTINGS_CONFIG, sessions.find(tmp_path, core.session.id))
+    assert reopened.plan_mode is False  # the user's choice for this session sticks
+
+
+def test_a_session_model_removed_from_the_config_falls_back_to_the_default(tmp_path: Path) -> None:
+    session = sessions.create(tmp_path)
+    session.state.model = "gone"
+    session.save_state()
+    core = _core(tmp_path, SETTINGS_CONFIG, session)
+    assert core.model_alias is None
+    assert core.resolved_model() is not None and core.resolved_model().alias == "a"

@@ -129,6 +129,20 @@ def warm_up_core() -> None:
     StatusUpdate().model_dump(mode="json")
 
 
+def warm_up_model_in_background(resolved: Any) -> None:
+    """Import the HTTP stack and build the TLS context in a worker thread once the server is up,
+    when the session's model talks HTTP: the first prompt then skips ~80 ms of one-time work."""
+    if resolved is None or resolved.provider.type not in ("kimi", "openai_legacy", "anthropic"):
+        return
+
+    def warm() -> None:
+        from .llm import http
+
+        http.shared_ssl_context()
+
+    threading.Thread(target=warm, name="kimi-warm-http", daemon=True).start()
+
+
 def settle_heap() -> None:
     """After start-up: move everything allocated so far out of the garbage collector's sight.
 

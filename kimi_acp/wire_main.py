@@ -174,5 +174,8 @@ async def _serve(prepared: _Prepared, started: Any) -> int:
     reader, writer = await open_stdio(STDIN_LIMIT, prefix=started.unread)
     server = prepared.server_class(prepared.core, reader, writer, early_initialize=started.handshake)
     install_shutdown_signals(server.request_stop, already_requested=started.signals.requested)
+    from .early import warm_up_model_in_background
+
+    warm_up_model_in_background(prepared.core.resolved_model())
     await server.serve()
     return 0

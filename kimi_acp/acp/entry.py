@@ -28,6 +28,16 @@ def run() -> int:
     return asyncio.run(_serve(server_module, started))
 
 
+def _warm_up_default_model() -> None:
+    from ..config import ConfigError, load_config, resolve_model
+    from ..early import warm_up_model_in_background
+
+    try:
+        warm_up_model_in_background(resolve_model(load_config().config))
+    except (ConfigError, OSError):
+        pass  # reported to the client when it opens a session
+
+
 def _early_initialize(message: dict[str, Any]) -> dict[str, Any] | None:
     """The answer to a well-formed `initialize`; anything else goes to the full server."""
     from ..early import request_params
@@ -68,6 +78,7 @@ async def _serve(server_module: Any, started: Any) -> int:
     install_shutdown_signals(reader.feed_eof, already_requested=started.signals.requested)
     agent = server_module.AcpServer(transport, initialize_params=started.handshake)
     connection = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
+    _warm_up_default_model()
     try:
         await connection.listen()
     finally:

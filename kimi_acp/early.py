@@ -21,6 +21,7 @@ from typing import Any
 
 READ_CHUNK = 65536
 POLL_S = 0.02
+WARM_DELAY_S = 0.5
 FAST_SWITCH_INTERVAL_S = 0.0005  # while preloading, so the main thread gets the GIL back quickly
 
 
@@ -140,7 +141,10 @@ def warm_up_model_in_background(resolved: Any) -> None:
 
         http.shared_ssl_context()
 
-    threading.Thread(target=warm, name="kimi-warm-http", daemon=True).start()
+    # A moment later: the client's first requests (a new session) should not share the CPU with it.
+    timer = threading.Timer(WARM_DELAY_S, warm)
+    timer.daemon = True
+    timer.start()
 
 
 def settle_heap() -> None:
@@ -151,7 +155,6 @@ def settle_heap() -> None:
     """
     import gc
 
-    gc.collect()
     gc.freeze()
 
 

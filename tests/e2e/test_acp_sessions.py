@@ -292,3 +292,18 @@ async def test_plan_mode_blocks_edits(share, project):
         failed = [u for u in of_kind(agent.recorder.updates(session.session_id), "tool_call_update") if u.get("status") == "failed"]
         assert failed and "Plan mode" in json.dumps(failed[0]["content"])
         assert not (project / "x.txt").exists()
+
+
+async def test_close_cancels_a_running_turn(share, project):
+    write_config(share, [tool_call("s1", "Shell", {"command": "sleep 20"}), "text: unused"], default_yolo=True)
+    async with spawn_acp(acp_env(share)) as agent:
+        await agent.initialize()
+        session = await agent.new_session(project)
+        prompt = asyncio.create_task(agent.prompt(session.session_id, "wait"))
+        for _ in range(200):
+            if any(u.get("status") == "in_progress" for u in of_kind(agent.recorder.updates(session.session_id), "tool_call_update")):
+                break
+            await asyncio.sleep(0.02)
+        await agent.conn.close_session(session_id=session.session_id)
+        response = await asyncio.wait_for(prompt, 5)
+        assert response.stop_reason == "cancelled"

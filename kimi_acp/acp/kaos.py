@@ -41,21 +41,19 @@ class ClientCapabilities:
 
 
 class AcpKaos:
-    """A Kaos for one ACP session. `on_terminal(tool_call_id, terminal_id)` embeds the terminal."""
+    """A Kaos for one ACP session.
+
+    `on_terminal(tool_call_id, terminal_id)` is called as soon as a command's client terminal
+    exists, so the session can embed it in the tool call card before the command ends.
+    """
 
     name = "acp"
 
-    def __init__(
-        self,
-        connection: Any,
-        session_id: str,
-        capabilities: ClientCapabilities,
-        on_terminal: Callable[[str, str], None],
-    ) -> None:
+    def __init__(self, connection: Any, session_id: str, capabilities: ClientCapabilities) -> None:
         self._conn = connection
         self._session_id = session_id
         self._caps = capabilities
-        self._on_terminal = on_terminal
+        self.on_terminal: Callable[[str, str], None] | None = None
         self._local = LocalKaos()
         self._cleanups: set[asyncio.Future[None]] = set()
 
@@ -127,8 +125,8 @@ class AcpKaos:
         )
         terminal_id = created.terminal_id
         try:
-            if tool_call_id is not None:
-                self._on_terminal(tool_call_id, terminal_id)
+            if tool_call_id is not None and self.on_terminal is not None:
+                self.on_terminal(tool_call_id, terminal_id)
             timed_out = False
             try:
                 exit_status = await asyncio.wait_for(

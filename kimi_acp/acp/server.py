@@ -158,16 +158,11 @@ class AcpServer:
         return result
 
     def _open(self, session: sessions.Session, loaded: LoadedConfig) -> AcpSession:
-        holder: dict[str, AcpSession] = {}
-
-        def on_terminal(tool_call_id: str, terminal_id: str) -> None:
-            holder["session"].on_terminal(tool_call_id, terminal_id)
-
-        kaos = AcpKaos(self.connection, session.id, self.capabilities, on_terminal)
+        kaos = AcpKaos(self.connection, session.id, self.capabilities)
         core = AgentCore(session=session, loaded_config=loaded, kaos=kaos)
         core.approvals.runtime_yolo = loaded.config.default_yolo
         acp_session = AcpSession(self, core)
-        holder["session"] = acp_session
+        kaos.on_terminal = acp_session.on_terminal
         self.sessions[session.id] = acp_session
         return acp_session
 

@@ -12,11 +12,16 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from acp import RequestError
+
 from ..core.agent import AgentCore, ModeChanged, TitleChanged
+from ..core.errors import LLMNotSet, LLMNotSupported
+from ..llm.errors import ChatProviderError
 from ..sessions import iso_time
 from ..wire.file import read_wire_file
 from ..wire.types import ApprovalRequest, ApprovalResponse, QuestionRequest, QuestionResponse, Request
 from .convert import prompt_to_user_input
+from .handshake import auth_methods
 from .options import config_options, current_mode
 from .updates import Update, UpdateMapper
 
@@ -128,8 +133,6 @@ class AcpSession:
     # ------------------------------------------------------------------ prompts
 
     async def prompt(self, blocks: list[Any]) -> dict[str, Any]:
-        from acp import RequestError
-
         user_input = prompt_to_user_input(blocks)
         generation = self._generation
         async with self._turn_lock:
@@ -140,7 +143,7 @@ class AcpSession:
             try:
                 result = await self.core.run_turn(user_input)
             except Exception as exc:
-                raise self._prompt_error(exc, RequestError) from None
+                raise self._prompt_error(exc) from None
             finally:
                 for update in self._mapper.flush():
                     self.send_update(update)
@@ -149,24 +152,22 @@ class AcpSession:
                     task.cancel()
         return {"stopReason": STOP_REASONS.get(result.status, "end_turn")}
 
-    def _prompt_error(self, exc: Exception, request_error: Any) -> Exception:
-        from ..core.errors import LLMNotSet, LLMNotSupported
-        from ..llm.errors import ChatProviderError
-        from .handshake import auth_methods
-
+    def _prompt_error(self, exc: Exception) -> RequestError:
+        """The JSON-RPC error for a failed turn; a visible note too when output had started."""
         if isinstance(exc, LLMNotSet):
-            return request_error.auth_required({"message": str(exc), "authMethods": auth_methods(self.server.client_capabilities_raw)})
+            data = {"message": str(exc), "authMethods": auth_methods(self.server.client_capabilities_raw)}
+            return RequestError.auth_required(data)
         if isinstance(exc, LLMNotSupported):
-            return request_error.invalid_params({"message": str(exc)})
+            return RequestError.invalid_params({"message": str(exc)})
         message = str(exc) or type(exc).__name__
         if isinstance(exc, ChatProviderError):
             if self._mapper.shown_output:
                 self.send_update(
                     {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"\n\n**Model error:** {message}"}}
                 )
-            return request_error(-32603, f"Model provider error: {message}", {"error": message})
+            return RequestError(-32603, f"Model provider error: {message}", {"error": message})
         log.error("prompt failed", exc_info=exc)
-        return request_error(-32603, f"Internal error: {message}", {"error": message})
+        return RequestError(-32603, f"Internal error: {message}", {"error": message})
 
     def cancel(self) -> None:
         self._generation += 1

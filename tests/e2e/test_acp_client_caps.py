@@ -69,11 +69,14 @@ async def test_shell_runs_in_the_client_terminal(share, project):
         assert params["cwd"] == str(project) and params["outputByteLimit"] > 0
         methods = [m["method"] for m in agent.recorder.incoming if m.get("method", "").startswith("terminal/")]
         assert methods == ["terminal/create", "terminal/wait_for_exit", "terminal/output", "terminal/release"]
+        incoming = agent.recorder.incoming
+        embedded_at = next(
+            i for i, m in enumerate(incoming)
+            if any(c.get("type") == "terminal" for c in m.get("params", {}).get("update", {}).get("content") or [])
+        )
+        released_at = next(i for i, m in enumerate(incoming) if m.get("method") == "terminal/release")
+        assert embedded_at < released_at  # the card showed the terminal before it was released
         updates = agent.recorder.updates(session.session_id)
-        embed_at = next(i for i, u in enumerate(updates) if any(c.get("type") == "terminal" for c in u.get("content") or []))
-        release_at = next(i for i, m in enumerate(agent.recorder.incoming) if m.get("method") == "terminal/release")
-        embed_msg = agent.recorder.incoming.index(next(m for m in agent.recorder.incoming if m.get("params", {}).get("update") is updates[embed_at]))
-        assert embed_msg < release_at  # the card showed the terminal before it was released
         final = [u for u in of_kind(updates, "tool_call_update") if u.get("status") in ("completed", "failed")][-1]
         assert final["status"] == "failed"  # exit code 3
     tools = tool_messages(share, session.session_id)

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 def canonical_path(path: str | Path) -> Path:
@@ -47,3 +53,26 @@ def ends_with_newline(path: Path) -> bool:
             return f.read(1) == b"\n"
     except OSError:
         return True
+
+
+def iter_json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every JSON object line of a JSONL file; a missing file is empty.
+
+    Torn lines (a crash mid-write) and lines that are not objects are logged and skipped, never
+    fatal: a session file must always load.
+    """
+    try:
+        f = open(path, encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    with f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except ValueError:
+                log.warning("%s:%d: skipping unreadable line (torn write?)", path, lineno)
+                continue
+            if isinstance(data, dict):
+                yield lineno, data

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
-from ..fsutil import ends_with_newline
+from ..fsutil import ends_with_newline, iter_json_objects
 from ..llm.types import Message
 from .messages import estimate_tokens
 
@@ -37,38 +37,24 @@ class Context:
     def load(cls, path: Path) -> Context:
         """Read an existing file (torn or unknown lines are skipped); a missing file is empty."""
         ctx = cls(path)
-        try:
-            f = open(path, encoding="utf-8", errors="replace")
-        except OSError:
-            return ctx
-        with f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
+        for lineno, data in iter_json_objects(path):
+            role = data.get("role")
+            if role == "_system_prompt":
+                ctx.system_prompt = str(data.get("content") or "")
+                ctx.estimated_tokens += len(ctx.system_prompt) // 4
+            elif role == "_checkpoint":
+                ctx.n_checkpoints += 1
+            elif role == "_usage":
+                count = data.get("token_count")
+                if isinstance(count, int):
+                    ctx.token_count = count
+            elif isinstance(role, str) and not role.startswith("_"):
                 try:
-                    data = json.loads(line)
-                except ValueError:
-                    log.warning("%s:%d: skipping unreadable line (torn write?)", path, lineno)
-                    continue
-                if not isinstance(data, dict):
-                    continue
-                role = data.get("role")
-                if role == "_system_prompt":
-                    ctx.system_prompt = str(data.get("content") or "")
-                    ctx.estimated_tokens += len(ctx.system_prompt) // 4
-                elif role == "_checkpoint":
-                    ctx.n_checkpoints += 1
-                elif role == "_usage":
-                    count = data.get("token_count")
-                    if isinstance(count, int):
-                        ctx.token_count = count
-                elif isinstance(role, str) and not role.startswith("_"):
-                    try:
-                        message = Message.model_validate(data)
-                        ctx.history.append(message)
-                        ctx.estimated_tokens += estimate_tokens((message,))
-                    except ValidationError as exc:
-                        log.warning("%s:%d: skipping invalid message: %s", path, lineno, exc.errors()[0]["msg"])
+                    message = Message.model_validate(data)
+                    ctx.history.append(message)
+                    ctx.estimated_tokens += estimate_tokens((message,))
+                except ValidationError as exc:
+                    log.warning("%s:%d: skipping invalid message: %s", path, lineno, exc.errors()[0]["msg"])
         return ctx
 
     @property

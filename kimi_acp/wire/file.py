@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..fsutil import ends_with_newline
+from ..fsutil import ends_with_newline, iter_json_objects
 from .serde import WireDecodeError, from_envelope, to_envelope
 from .types import (
     WIRE_PROTOCOL_LEGACY_VERSION,
@@ -145,25 +145,13 @@ def read_protocol_version(path: Path) -> str:
 
 def read_wire_file(path: Path) -> Iterator[WireRecord]:
     """Every decodable record in order; torn or unknown lines are logged and skipped."""
-    try:
-        f = open(path, encoding="utf-8", errors="replace")
-    except OSError:
-        return
-    with f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError:
-                log.warning("%s:%d: skipping unreadable line (torn write?)", path, lineno)
-                continue
-            if not isinstance(data, dict) or data.get("type") == "metadata":
-                continue
-            try:
-                message = from_envelope(data.get("message"))  # type: ignore[arg-type]
-            except WireDecodeError as exc:
-                log.warning("%s:%d: skipping record: %s", path, lineno, exc)
-                continue
-            timestamp = data.get("timestamp")
-            yield WireRecord(float(timestamp) if isinstance(timestamp, (int, float)) else 0.0, message)
+    for lineno, data in iter_json_objects(path):
+        if data.get("type") == "metadata":
+            continue
+        try:
+            message = from_envelope(data.get("message"))  # type: ignore[arg-type]
+        except WireDecodeError as exc:
+            log.warning("%s:%d: skipping record: %s", path, lineno, exc)
+            continue
+        timestamp = data.get("timestamp")
+        yield WireRecord(float(timestamp) if isinstance(timestamp, (int, float)) else 0.0, message)

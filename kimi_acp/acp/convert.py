@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..tools.shell import HIDE_OUTPUT_TYPE
 from ..wire.types import (
     ContentPart,
     DiffDisplayBlock,
@@ -21,7 +22,6 @@ from ..wire.types import (
 
 TITLE_ARG_MAX = 80
 UI_TEXT_MAX = 20_000
-HIDE_OUTPUT = "acp/hide_output"
 
 KINDS = {
     "Shell": "execute",
@@ -183,7 +183,7 @@ def diff_content(block: DiffDisplayBlock) -> dict[str, Any]:
 
 
 def hides_output(result: ToolReturnValue) -> bool:
-    return any(isinstance(b, UnknownDisplayBlock) and b.type == HIDE_OUTPUT for b in result.display)
+    return any(isinstance(b, UnknownDisplayBlock) and b.type == HIDE_OUTPUT_TYPE for b in result.display)
 
 
 def result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: bool) -> list[dict[str, Any]] | None:

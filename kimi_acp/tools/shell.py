@@ -87,7 +87,11 @@ def _to_return_value(result: CommandResult, timeout: int) -> ToolReturnValue:
     suffix = " Output was truncated." if (cut or result.truncated) else ""
     if result.timed_out:
         return tool_error(
-            f"Command killed by timeout ({timeout}s){suffix}", output=output, brief=brief, display=display
+            # Kimi's exact wording (no period) unless a note follows.
+            f"Command killed by timeout ({timeout}s)" + (f".{suffix}" if suffix else ""),
+            output=output,
+            brief=brief,
+            display=display,
         )
     if result.signal:
         return tool_error(

@@ -66,3 +66,26 @@ async def test_paths_and_unknown_commands(start_wire):
     response, seen = await wire.call("prompt", {"user_input": "/frobnicate now"})
     assert text_of(seen) == 'Unknown slash command "/frobnicate".'
     assert "StepBegin" not in event_types(seen)
+
+
+async def test_context_near_the_limit_is_compacted_before_the_next_step(start_wire, tmp_path, share_dir, work_dir):
+    from tests.support.wire_client import scripted_config
+
+    scripts = [
+        "text: a long first answer\nusage: input_other=880 output=20",
+        "text: SUMMARY: the user asked twice; first answer was long",  # the compaction call
+        "text: answered after compaction",
+    ]
+    (tmp_path / "small").mkdir()
+    wire = await start_wire(config=scripted_config(tmp_path / "small", scripts, max_context_size=1000))
+    await wire.call("prompt", {"user_input": "first question"})
+    response, seen = await wire.call("prompt", {"user_input": "second question"})
+    assert response["result"] == {"status": "finished"}
+    assert event_types(seen)[:4] == ["TurnBegin", "StepBegin", "CompactionBegin", "CompactionEnd"]
+    assert text_of(seen) == "answered after compaction"
+    directory = session_dir(share_dir, work_dir)
+    fresh = (directory / "context.jsonl").read_text()
+    assert "SUMMARY: the user asked twice" in fresh
+    assert "first question" not in fresh  # summarised away...
+    assert "a long first answer" in fresh and "second question" in fresh  # ...the last two kept verbatim
+    assert "first question" in (directory / "context_1.jsonl").read_text()  # rotated, not lost

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,23 +9,12 @@ from typing import Any
 
 import tomlkit
 
+from tests.support.wire_client import scripted_config_data
+
 
 def write_config(share_dir: Path, scripts: Sequence[str] = (), **overrides: Any) -> Path:
     """`$KIMI_SHARE_DIR/config.toml` with the `_scripted_echo` model (and extra keys/models)."""
-    scripts_file = share_dir / "scripts.json"
-    scripts_file.write_text(json.dumps(list(scripts)))
-    config: dict[str, Any] = {
-        "default_model": "scripted",
-        "models": {"scripted": {"provider": "scripted_provider", "model": "scripted_echo", "max_context_size": 100000}},
-        "providers": {
-            "scripted_provider": {
-                "type": "_scripted_echo",
-                "base_url": "",
-                "api_key": "",
-                "env": {"KIMI_SCRIPTED_ECHO_SCRIPTS": str(scripts_file)},
-            }
-        },
-    }
+    config = scripted_config_data(share_dir, scripts)
     for key, value in overrides.items():
         if isinstance(value, dict) and isinstance(config.get(key), dict):
             config[key].update(value)

@@ -13,11 +13,11 @@ from typing import Any
 DEFAULT_TIMEOUT = 15.0
 
 
-def scripted_config(tmp_path: Path, scripts: Sequence[str], *, max_context_size: int = 100_000) -> Path:
-    """Write `_scripted_echo` scripts and the canonical test config; returns the config path."""
-    scripts_file = tmp_path / "scripts.json"
+def scripted_config_data(directory: Path, scripts: Sequence[str], *, max_context_size: int = 100_000) -> dict[str, Any]:
+    """The canonical test config (a `_scripted_echo` model); its scripts are written to `directory`."""
+    scripts_file = directory / "scripts.json"
     scripts_file.write_text(json.dumps(list(scripts)), encoding="utf-8")
-    config = {
+    return {
         "default_model": "scripted",
         "models": {
             "scripted": {"provider": "scripted_provider", "model": "scripted_echo", "max_context_size": max_context_size}
@@ -31,8 +31,12 @@ def scripted_config(tmp_path: Path, scripts: Sequence[str], *, max_context_size:
             }
         },
     }
+
+
+def scripted_config(tmp_path: Path, scripts: Sequence[str], *, max_context_size: int = 100_000) -> Path:
+    """Write `_scripted_echo` scripts and the canonical test config; returns the config path."""
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(config), encoding="utf-8")
+    path.write_text(json.dumps(scripted_config_data(tmp_path, scripts, max_context_size=max_context_size)), encoding="utf-8")
     return path
 
 

@@ -12,13 +12,6 @@ StartWire = Callable[..., Awaitable[WireProcess]]
 
 
 @pytest.fixture
-def work_dir(tmp_path: Path) -> Path:
-    directory = tmp_path / "project"
-    directory.mkdir()
-    return directory
-
-
-@pytest.fixture
 def share(tmp_path: Path) -> Path:
     """A fresh share dir for a spawned `kimi acp` (passed in its env, see `acp_fixtures.acp_env`)."""
     directory = tmp_path / "share"
@@ -27,10 +20,9 @@ def share(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    directory = tmp_path / "project"
-    directory.mkdir()
-    return directory
+def project(work_dir: Path) -> Path:
+    """The ACP tests' name for the session's working directory."""
+    return work_dir
 
 
 @pytest.fixture

@@ -58,13 +58,6 @@ class MemoryTodos:
 
 
 @pytest.fixture
-def work_dir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def approver() -> FakeApprover:
     return FakeApprover()
 

@@ -36,13 +36,6 @@ MakeAgent = Callable[..., Agent]
 
 
 @pytest.fixture
-def work_dir(tmp_path: Path) -> Path:
-    directory = tmp_path / "project"
-    directory.mkdir()
-    return directory
-
-
-@pytest.fixture
 async def make_agent(tmp_path: Path, work_dir: Path) -> AsyncIterator[MakeAgent]:
     """Agents on scripted replies (each its own scripts file); all closed at teardown."""
     made: list[Agent] = []

@@ -23,7 +23,7 @@ from .stdio import StdoutWriter, stdin_is_regular_file
 from .wire import jsonrpc as rpc
 from .wire.file import read_wire_file
 from .wire.protocol import initialize_result
-from .wire.serde import to_envelope
+from .wire.serde import describe_validation_error, to_envelope
 from .wire.types import (
     ApprovalRequest,
     ApprovalResponse,
@@ -205,7 +205,7 @@ class WireServer:
                 params = PARAMS[method].model_validate(incoming.params or {})
             except ValidationError as exc:
                 raise rpc.JsonRpcError(
-                    rpc.INVALID_PARAMS, f"Invalid parameters for method `{method}`: {_describe(exc)}"
+                    rpc.INVALID_PARAMS, f"Invalid parameters for method `{method}`: {describe_validation_error(exc)}"
                 ) from None
             result = await handler(params)
         except rpc.JsonRpcError as exc:
@@ -395,10 +395,3 @@ def _closed_answer(request: Request) -> Any:
     if isinstance(request, HookRequest):
         return HookResponse(request_id=request.id)
     return None
-
-
-def _describe(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err.get("loc", ()))
-    return f"{loc}: {err.get('msg')}" if loc else str(err.get("msg"))
-

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from ..llm.types import ToolSpec
 from ..tools.base import Tool, ToolContext, ToolRejectedError, tool_error
 from ..tools.external import ExternalTool
+from ..wire.serde import describe_validation_error
 from ..wire.types import ToolCall, ToolReturnValue
 
 log = logging.getLogger(__name__)
@@ -115,7 +116,7 @@ class Toolset:
                 except ValidationError as exc:
                     return ToolOutcome(
                         call,
-                        tool_error(f"Error validating JSON arguments: {_describe(exc)}", brief="Invalid arguments"),
+                        tool_error(f"Error validating JSON arguments: {describe_validation_error(exc, limit=5)}", brief="Invalid arguments"),
                     )
                 result = await tool.run(params, ctx)
         except ToolRejectedError as exc:
@@ -126,11 +127,3 @@ class Toolset:
             log.exception("tool %s failed", name)
             return ToolOutcome(call, tool_error(f"Error running tool: {exc}", brief="Tool error"))
         return ToolOutcome(call, result)
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:5]:
-        loc = ".".join(str(p) for p in err.get("loc", ()))
-        parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
-    return "; ".join(parts)

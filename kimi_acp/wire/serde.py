@@ -71,13 +71,18 @@ def from_envelope(envelope: dict[str, Any]) -> WireMessage:
             raise WireDecodeError(f"unknown Wire message type {kind!r}")
         return cls.model_validate(payload)
     except ValidationError as exc:
-        raise WireDecodeError(f"invalid {kind} payload: {_first_error(exc)}") from None
+        raise WireDecodeError(f"invalid {kind} payload: {describe_validation_error(exc, unlocated='payload')}") from None
 
 
-def _first_error(exc: ValidationError) -> str:
-    errors = exc.errors()
+def describe_validation_error(exc: ValidationError, *, limit: int = 1, unlocated: str = "") -> str:
+    """The first `limit` problems as `field.path: message` (joined by "; "): short enough for one
+    line of a JSON-RPC error or a tool error. `unlocated` names errors of the whole value."""
+    errors = exc.errors()[:limit]
     if not errors:
         return str(exc)
-    first = errors[0]
-    where = ".".join(str(p) for p in first.get("loc", ())) or "payload"
-    return f"{where}: {first.get('msg', 'invalid')}"
+    parts = []
+    for err in errors:
+        where = ".".join(str(p) for p in err.get("loc", ())) or unlocated
+        msg = err.get("msg", "invalid")
+        parts.append(f"{where}: {msg}" if where else str(msg))
+    return "; ".join(parts)

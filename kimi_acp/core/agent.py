@@ -72,7 +72,6 @@ PLAN_MODE_REMINDER = (
 class TurnResult:
     status: TurnStatus
     steps: int | None = None  # set for max_steps_reached
-    stop_reason: str = "end_turn"  # end_turn | tool_rejected | slash | cancelled | max_steps
 
 
 @dataclass(frozen=True)
@@ -302,7 +301,7 @@ class AgentCore:
             self.context.append([user_message(user_input)])
             return await self._agent_loop(provider)
         except asyncio.CancelledError:
-            return TurnResult("cancelled", stop_reason="cancelled")
+            return TurnResult("cancelled")
         finally:
             self.approvals.reject_pending()
             for request in list(self._requests.values()):
@@ -316,7 +315,7 @@ class AgentCore:
         while True:
             step += 1
             if step > self.max_steps:
-                return TurnResult("max_steps_reached", steps=self.max_steps, stop_reason="max_steps")
+                return TurnResult("max_steps_reached", steps=self.max_steps)
             self.stream.send(StepBegin(n=step))
             await self._maybe_compact(provider)
             self.context.checkpoint()
@@ -332,7 +331,7 @@ class AgentCore:
             if steered:
                 continue
             if rejected_silently:
-                return TurnResult("finished", stop_reason="tool_rejected")
+                return TurnResult("finished")  # the user said no: wait for them
             if not outcomes:
                 return TurnResult("finished")
 

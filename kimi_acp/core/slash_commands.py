@@ -23,7 +23,7 @@ async def run_slash_command(core: AgentCore, name: str, args: str) -> TurnResult
     """Run `/name args`; None means the command expands into a normal prompt (e.g. /init)."""
     from .agent import TurnResult
 
-    done = TurnResult("finished", stop_reason="slash")
+    done = TurnResult("finished")
     command = find_command(name)
     if command is None:
         core.say(f'Unknown slash command "/{name}".')

@@ -117,7 +117,6 @@ async def apply_option(core: AgentCore, config_id: str, value: Any) -> None:
         if choice is None:
             values = ", ".join(c.value for c in model_choices(core.config))
             raise OptionError(f"unknown model {value!r} (available: {values})")
-        thinking = choice.thinking if choice.thinking is not None else None
-        await core.set_model(choice.alias, thinking)
+        await core.set_model(choice.alias, choice.thinking)
         return
     raise OptionError(f"unknown config option {config_id!r} (available: mode, model)")

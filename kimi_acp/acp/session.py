@@ -13,9 +13,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
+from acp.schema import PermissionOption, ToolCallUpdate
 
 from ..core.agent import AgentCore, ModeChanged, TitleChanged
 from ..core.errors import LLMNotSet, LLMNotSupported
+from ..core.slash import COMMANDS
 from ..llm.errors import ChatProviderError
 from ..sessions import iso_time
 from ..wire.file import read_wire_file
@@ -56,8 +58,6 @@ class AcpSession:
         self.server.transport.notify("session/update", {"sessionId": self.id, "update": update})
 
     def send_available_commands(self) -> None:
-        from ..core.slash import COMMANDS
-
         commands = []
         for command in COMMANDS:
             entry: dict[str, Any] = {"name": command.name, "description": command.description}
@@ -107,8 +107,6 @@ class AcpSession:
             request.resolve(None)
 
     async def _ask_permission(self, request: ApprovalRequest) -> None:
-        from acp.schema import PermissionOption, ToolCallUpdate
-
         answer = "reject"
         try:
             response = await self.server.connection.request_permission(

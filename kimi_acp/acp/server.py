@@ -37,7 +37,6 @@ class AcpServer:
         self.client_capabilities_raw: dict[str, Any] = {}
         self.capabilities = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
-        self._opening: dict[str, asyncio.Lock] = {}
         if initialize_params is not None:
             self._remember_client(initialize_params.get("clientCapabilities"))
 
@@ -95,14 +94,14 @@ class AcpServer:
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
         loaded = self._usable_config()
         _ignore_mcp(mcp_servers)
-        acp_session = await self._get_or_open(session_id, cwd, loaded)
+        acp_session = self._get_or_open(session_id, cwd, loaded)
         acp_session.replay()
         return self._opened(acp_session, {})
 
     async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
         loaded = self._usable_config()
         _ignore_mcp(mcp_servers)
-        acp_session = await self._get_or_open(session_id, cwd, loaded)
+        acp_session = self._get_or_open(session_id, cwd, loaded)
         return self._opened(acp_session, {})
 
     async def fork_session(self, session_id: str, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
@@ -166,17 +165,13 @@ class AcpServer:
         self.sessions[session.id] = acp_session
         return acp_session
 
-    async def _get_or_open(self, session_id: str, cwd: str | None, loaded: LoadedConfig | None = None) -> AcpSession:
+    def _get_or_open(self, session_id: str, cwd: str | None, loaded: LoadedConfig | None = None) -> AcpSession:
+        """The open session, or the one on disk opened now (no await inside: no race to open twice)."""
         existing = self.sessions.get(session_id)
         if existing is not None:
             return existing
-        lock = self._opening.setdefault(session_id, asyncio.Lock())
-        async with lock:
-            existing = self.sessions.get(session_id)
-            if existing is not None:
-                return existing
-            session = _find_session(session_id, cwd)
-            return self._open(session, loaded or self._usable_config())
+        session = _find_session(session_id, cwd)
+        return self._open(session, loaded or self._usable_config())
 
     def _opened(self, acp_session: AcpSession, result: dict[str, Any]) -> dict[str, Any]:
         """Add modes and options to a response; commands follow once the response is out."""
@@ -208,7 +203,7 @@ class AcpServer:
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> dict[str, Any]:
         acp_session = self.sessions.get(session_id)
         if acp_session is None:
-            acp_session = await self._get_or_open(session_id, None)  # a closed session comes back on demand
+            acp_session = self._get_or_open(session_id, None)  # a closed session comes back on demand
         return await acp_session.prompt(prompt)
 
     async def cancel(self, session_id: str, **_: Any) -> None:

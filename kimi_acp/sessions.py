@@ -213,9 +213,7 @@ def list_sessions(work_dir: str | Path) -> list[Session]:
     except OSError:
         return []
     sessions = [Session(d.name, work_dir, d, _load_state(d / "state.json")) for d in entries]
-    sessions = [s for s in sessions if not s.is_empty()]
-    sessions.sort(key=lambda s: s.updated_at(), reverse=True)
-    return sessions
+    return _listed(sessions)
 
 
 def list_all_sessions() -> list[Session]:
@@ -238,9 +236,14 @@ def list_all_sessions() -> list[Session]:
                 work_dir = fallback_work_dir
             if work_dir:
                 found.append(Session(directory.name, canonical_path(work_dir), directory, state))
-    found = [s for s in found if not s.is_empty()]
-    found.sort(key=lambda s: s.updated_at(), reverse=True)
-    return found
+    return _listed(found)
+
+
+def _listed(found: list[Session]) -> list[Session]:
+    """What a session list shows: sessions where a turn ran, most recently updated first."""
+    shown = [s for s in found if not s.is_empty()]
+    shown.sort(key=lambda s: s.updated_at(), reverse=True)
+    return shown
 
 
 def is_valid_session_id(session_id: str) -> bool:

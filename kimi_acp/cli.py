@@ -13,6 +13,19 @@ from typing import Any, NoReturn
 
 LOGIN_ARGS = (["login"], ["--login"])
 
+# `kimi acp --help` and `kimi-acp --help`: what the server is, and how to give it a model first.
+# An IDE's terminal auth runs the configured command with `login` appended (see acp/handshake.py).
+ACP_HELP = (
+    "Serve the Agent Client Protocol on stdin/stdout, for Zed, JetBrains and other ACP clients. "
+    "Your editor starts it (see docs/acp.md); started on a terminal it just waits for JSON-RPC "
+    "messages (Ctrl-D quits).",
+    "First give it a model: run `kimi login` (the same as `kimi acp login`, which is what an IDE's "
+    "\"log in\" button runs in a terminal) to choose a provider, enter an API key and pick a model. "
+    "Or set KIMI_API_KEY in the agent's environment.",
+    "`kimi-acp` is the same server, for IDEs that take a command without arguments; "
+    "`kimi-acp login` logs in.",
+)
+
 
 def main() -> None:
     argv = sys.argv[1:]
@@ -34,7 +47,10 @@ def acp_main() -> None:
     if sys.argv[1:] in LOGIN_ARGS:
         _login()
     if sys.argv[1:] in (["-h"], ["--help"]):
-        print("usage: kimi-acp [login]\n\nServe the Agent Client Protocol on stdio; `login` sets up a model.")
+        import textwrap
+
+        paragraphs = (textwrap.fill(p, 78, initial_indent="  ", subsequent_indent="  ") for p in ACP_HELP)
+        print("Usage: kimi-acp [login]\n\n" + "\n\n".join(paragraphs))
         sys.exit(0)
     _serve_acp()
 
@@ -95,8 +111,11 @@ def _click_main() -> None:
 
         sys.exit(run_wire(**options))
 
-    @cli.command(help="Serve the Agent Client Protocol on stdio (for Zed, JetBrains and other ACP clients).")
-    def acp() -> None:
+    @cli.command(help="\n\n".join(ACP_HELP), short_help="Serve the Agent Client Protocol to IDEs, on stdio.")
+    @click.argument("action", required=False, type=click.Choice(["login"]), metavar="[login]")
+    def acp(action: str | None) -> None:
+        if action == "login":
+            _login()
         _serve_acp()
 
     @cli.command(help="Set up a provider and model interactively (writes config.toml).")

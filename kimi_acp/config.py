@@ -13,16 +13,36 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .share import share_dir
 
 
-# Provider types this implementation can talk to; other Kimi types load fine but cannot be used.
-SUPPORTED_PROVIDER_TYPES = ("kimi", "openai_legacy", "anthropic", "_echo", "_scripted_echo")
-ECHO_PROVIDER_TYPES = ("_echo", "_scripted_echo")
-Capability = Literal["image_in", "video_in", "thinking", "always_thinking"]
+# The provider types `llm.create_provider` can build. Only the public ones are ever named to users
+# (menus, hints, "expected one of"); the test types (scripted models in Kimi's echo DSL) are valid in
+# a config but never suggested.
+PUBLIC_PROVIDER_TYPES = ("kimi", "openai_legacy", "anthropic")
+TEST_PROVIDER_TYPES = ("_echo", "_scripted_echo")
+PROVIDER_TYPES = PUBLIC_PROVIDER_TYPES + TEST_PROVIDER_TYPES
+SUPPORTED_PROVIDER_TYPES = PROVIDER_TYPES
+ECHO_PROVIDER_TYPES = TEST_PROVIDER_TYPES
+# Kimi Code CLI's other types: a shared config.toml may hold them, so they load; a prompt to such a
+# model fails with a provider error. Any other type is a typo and fails at load.
+KIMI_ONLY_PROVIDER_TYPES = ("openai_responses", "google_genai", "gemini", "vertexai", "_chaos")
+# Kimi's four, plus audio_in: without it in the list no config could let audio parts through.
+CAPABILITIES = ("image_in", "video_in", "audio_in", "thinking", "always_thinking")
+Capability = Literal["image_in", "video_in", "audio_in", "thinking", "always_thinking"]
 
 
 def default_config_path() -> Path:
@@ -44,6 +64,39 @@ class ProviderConfig(_Section):
     env: dict[str, str] = Field(default_factory=dict)
     custom_headers: dict[str, str] = Field(default_factory=dict)
     reasoning_key: str | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        """A typo (`openai`) must fail at load, not at the first prompt; Kimi's other types load."""
+        if value not in PROVIDER_TYPES and value not in KIMI_ONLY_PROVIDER_TYPES:
+            expected = ", ".join(PUBLIC_PROVIDER_TYPES)  # the test types are never suggested
+            raise ValueError(f"unknown provider type {value!r} (expected one of {expected})")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        """Empty stays allowed (test types, env-provided URLs); anything else must be http(s)."""
+        problem = base_url_problem(value) if value else None
+        if problem:
+            raise ValueError(problem)
+        return value
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why `url` cannot be a provider's base URL, or None when it is an http(s) URL with a host."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return f"{url!r} is not a URL"
+    if parts.scheme.lower() not in ("http", "https"):
+        if "://" not in url:
+            return f"{url!r} has no scheme (write 'https://{url}', or http:// for a local server)"
+        return f"{url!r} must start with http:// or https://"
+    if not parts.netloc:
+        return f"{url!r} has no host"
+    return None
 
 
 class ModelConfig(_Section):
@@ -301,7 +354,7 @@ def apply_env_overrides(provider: ProviderConfig, model: ModelConfig) -> tuple[P
             m_update["max_context_size"] = int(raw_size)
         if env.get("KIMI_MODEL_CAPABILITIES"):
             caps = [c.strip().lower() for c in env["KIMI_MODEL_CAPABILITIES"].split(",") if c.strip()]
-            m_update["capabilities"] = [c for c in caps if c in ("image_in", "video_in", "thinking", "always_thinking")]
+            m_update["capabilities"] = [c for c in caps if c in CAPABILITIES]
     elif provider.type.startswith("openai"):
         if env.get("OPENAI_BASE_URL"):
             p_update["base_url"] = env["OPENAI_BASE_URL"]

@@ -69,6 +69,19 @@ def read_first_line(limit: int, stop: Callable[[], bool] = lambda: False) -> Fir
     return FirstLine(line + sep, rest, False)
 
 
+def hint_if_terminal(text: str) -> None:
+    """Started by hand, a server waits silently for JSON-RPC and looks hung: say what it is.
+
+    Only when stdin is a terminal (an IDE's pipe never sees it), and only on stderr: stdout
+    carries nothing but protocol messages. One `isatty` and one `write`: start-up is not slowed.
+    """
+    try:
+        if os.isatty(0):
+            os.write(2, text.encode())
+    except OSError:
+        pass
+
+
 def write_stdout(data: bytes) -> None:
     """Write all of `data` to fd 1 (blocking; only used before the event loop owns stdout)."""
     view = memoryview(data)
@@ -224,7 +237,7 @@ def start(
         return EarlyStart(preloader, signals, b"", None, True)
     try:
         message = json.loads(first.line) if first.line.strip() else None
-    except ValueError:
+    except (ValueError, RecursionError):  # the server proper answers it (-32700)
         message = None
     result = answer(message) if isinstance(message, dict) else None
     if result is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,6 +203,19 @@ def find_by_id(session_id: str) -> Session | None:
         if work_dir:
             return Session(session_id, canonical_path(work_dir), directory, state)
     return None
+
+
+def delete(session: Session) -> None:
+    """Remove a session from disk. The folder is first renamed to a name no listing accepts, so a
+    crash half-way through never leaves a half-deleted session that still shows up."""
+    trash = session.dir.with_name(f"~deleted~{session.id}~{uuid.uuid4().hex[:8]}")
+    session.dir.rename(trash)
+    shutil.rmtree(trash, ignore_errors=True)
+    data = _load_metadata()
+    entry = _entry_for(data, session.work_dir, create=False)
+    if entry is not None and entry.get("last_session_id") == session.id:
+        entry["last_session_id"] = None
+        _save_metadata(data)
 
 
 def list_sessions(work_dir: str | Path) -> list[Session]:

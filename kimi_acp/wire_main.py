@@ -85,9 +85,16 @@ class _Prepared:
     server_class: Any
 
 
+TERMINAL_HINT = (
+    "kimi --wire speaks the Wire protocol (JSON-RPC 2.0) on stdin/stdout; drive it from a program "
+    "(see docs/wire.md). Press Ctrl-D to quit.\n"
+)
+
+
 def run_wire(**options: Any) -> int:
     from . import early
 
+    early.hint_if_terminal(TERMINAL_HINT)  # on a terminal it would otherwise look hung; stderr only
     started = early.start(lambda: _prepare(**options), _early_initialize, STDIN_LIMIT)
     try:
         prepared: _Prepared = started.preloader.result()

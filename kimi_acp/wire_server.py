@@ -40,6 +40,8 @@ from .wire.types import (
 )
 
 log = logging.getLogger(__name__)
+SHUTDOWN_GRACE_S = 3.0
+SHUTDOWN_MESSAGE = "The server is shutting down; the request was not completed."
 
 # --------------------------------------------------------------------------- params
 
@@ -186,6 +188,9 @@ class WireServer:
         except rpc.JsonRpcError as exc:
             self._send(rpc.error_message(exc.request_id, exc))
             return
+        except rpc.InvalidResponse as exc:
+            log.warning("ignoring a malformed response from the client: %s", exc)
+            return
         if incoming.is_response:
             self._on_response(incoming)
             return
@@ -208,6 +213,11 @@ class WireServer:
                     rpc.INVALID_PARAMS, f"Invalid parameters for method `{method}`: {describe_validation_error(exc)}"
                 ) from None
             result = await handler(params)
+        except asyncio.CancelledError:
+            # Only shutdown cancels a handler; its request still gets its one answer.
+            if incoming.has_id:
+                self._send(rpc.error_message(incoming.id, rpc.JsonRpcError(rpc.INTERNAL_ERROR, SHUTDOWN_MESSAGE)))
+            raise
         except rpc.JsonRpcError as exc:
             if incoming.has_id:
                 self._send(rpc.error_message(incoming.id, exc))
@@ -337,7 +347,12 @@ class WireServer:
         if self._replay is not None:
             self._replay.cancel()
         if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=3.0)
+            await asyncio.wait(list(self._tasks), timeout=SHUTDOWN_GRACE_S)
+        late = [task for task in self._tasks if not task.done()]
+        for task in late:
+            task.cancel()  # each answers its request on the way out (see _dispatch)
+        if late:
+            await asyncio.wait(late, timeout=SHUTDOWN_GRACE_S)
         await self.core.close()
         await self.writer.drain()
 

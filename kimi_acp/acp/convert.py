@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os.path
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from ..tools.shell import HIDE_OUTPUT_TYPE
+from ..tools.shell import HIDE_OUTPUT_TYPE, RUN_ACTION
+from ..tools.write import EDIT_ACTION, EDIT_OUTSIDE_ACTION
 from ..wire.types import (
     ContentPart,
     DiffDisplayBlock,
@@ -46,6 +48,18 @@ KEY_ARGUMENT = {
 }
 PATH_ARGUMENTS = {"ReadFile": "path", "WriteFile": "path", "StrReplaceFile": "path", "Glob": "directory", "Grep": "path"}
 PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
+# Tools that never ask for approval: their card may say `in_progress` as soon as they start. Every
+# other tool (Shell, WriteFile, StrReplaceFile, any tool added later) stays `pending` until it is
+# approved, so a card never says "running" while the user is still being asked.
+RUNS_WITHOUT_APPROVAL = frozenset({"ReadFile", "Glob", "Grep", "SetTodoList"})
+# The approval actions each asking tool may use (tools/shell.py, tools/write.py, tools/replace.py).
+APPROVAL_ACTIONS = {
+    "Shell": frozenset({RUN_ACTION}),
+    "WriteFile": frozenset({EDIT_ACTION, EDIT_OUTSIDE_ACTION}),
+    "StrReplaceFile": frozenset({EDIT_ACTION, EDIT_OUTSIDE_ACTION}),
+}
+VERBATIM_OUTPUT = frozenset({"Shell", "ReadFile"})
+_LINE_NUMBER = re.compile(r"\s*(\d+)\t")
 
 
 # --------------------------------------------------------------------------- prompt in
@@ -126,6 +140,30 @@ def tool_kind(name: str) -> str:
     return KINDS.get(name, "other")
 
 
+class ApprovalState(Protocol):
+    """What decides whether a call runs unasked (`core.approvals.Approvals` has it)."""
+
+    @property
+    def yolo(self) -> bool: ...
+
+    @property
+    def session_actions(self) -> frozenset[str]: ...
+
+
+def runs_unasked(name: str, approvals: ApprovalState | None) -> bool:
+    """True when the call surely starts without a permission request; False when it may ask."""
+    if name in RUNS_WITHOUT_APPROVAL:
+        return True
+    if approvals is None:
+        return False
+    if approvals.yolo:
+        return True
+    actions = APPROVAL_ACTIONS.get(name)
+    # An edit's action depends on where the path is; only when every action it may use is
+    # approved for the session is it sure not to ask.
+    return actions is not None and actions <= approvals.session_actions
+
+
 def _shorten(text: str, limit: int = TITLE_ARG_MAX) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
@@ -164,7 +202,7 @@ def tool_locations(name: str, arguments: dict[str, Any], cwd: Path) -> list[dict
     path = Path(raw).expanduser()
     if not path.is_absolute():
         path = cwd / path
-    location: dict[str, Any] = {"path": str(path)}
+    location: dict[str, Any] = {"path": os.path.normpath(path)}  # as the tool resolves it
     line = arguments.get("line_offset")
     if name == "ReadFile" and isinstance(line, int) and line > 0:
         location["line"] = line
@@ -175,6 +213,39 @@ def text_content(text: str) -> dict[str, Any]:
     if len(text) > UI_TEXT_MAX:
         text = text[:UI_TEXT_MAX] + f"\n[... {len(text) - UI_TEXT_MAX} more characters]"
     return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def code_content(text: str) -> dict[str, Any]:
+    """Text shown verbatim in one fenced block: clients (Zed, acp.el) render card text as markdown.
+
+    The fence is longer than any backtick run in the text, so a file's own fences cannot close
+    it; an over-long text is cut at a line end before fencing, so the fence is always closed.
+    """
+    body = text.rstrip("\n")
+    note = ""
+    if len(body) > UI_TEXT_MAX:
+        cut = body.rfind("\n", 0, UI_TEXT_MAX)
+        cut = cut if cut > 0 else UI_TEXT_MAX
+        rest = body[cut:].lstrip("\n")
+        lines = rest.count("\n") + 1
+        note = f"\n[... {lines} more line{'s' if lines != 1 else ''} ({len(rest)} characters) not shown]"
+        body = body[:cut]
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return {"type": "content", "content": {"type": "text", "text": f"{fence}\n{body}\n{fence}{note}"}}
+
+
+def read_locations(
+    arguments: dict[str, Any], result: ToolReturnValue, cwd: Path
+) -> list[dict[str, Any]] | None:
+    """ReadFile's location with the first line it really read (a tail read knows it only now)."""
+    locations = tool_locations("ReadFile", arguments, cwd)
+    if not locations or result.is_error or not isinstance(result.output, str):
+        return None
+    match = _LINE_NUMBER.match(result.output)
+    if match is None:
+        return None
+    return [{**locations[0], "line": int(match.group(1))}]
 
 
 def diff_content(block: DiffDisplayBlock) -> dict[str, Any]:
@@ -204,12 +275,12 @@ def result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: b
     )
     if terminal_shown and hides_output(result):
         output = ""  # the terminal already shows it; add only the error message below
-    if output.strip() and tool_name != "ReadFile":
-        fence = "```"
-        content.append(text_content(f"{fence}\n{output.rstrip()}\n{fence}" if tool_name == "Shell" else output))
-    if result.is_error or not content:
-        if result.message:
-            content.append(text_content(result.message))
+    if output.strip():
+        # Shell output and ReadFile's numbered lines are shown verbatim, exactly what the model got.
+        content.append(code_content(output) if tool_name in VERBATIM_OUTPUT else text_content(output))
+    # ReadFile's message says which lines of how many ("Read 4 lines (3-6) of 9."): always useful.
+    if result.message and (result.is_error or not content or tool_name == "ReadFile"):
+        content.append(text_content(result.message))
     return content
 
 

@@ -10,14 +10,26 @@ more, so the main thread imports nothing heavy: it blocks on stdin, answers `ini
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 STDIN_LIMIT = 50 * 1024 * 1024
+SHUTDOWN_GRACE_S = 2.0  # for handlers still answering when stdin closes
+
+
+def terminal_hint(command: str) -> str:
+    return (
+        f"{command} speaks the Agent Client Protocol on stdin/stdout; start it from your editor "
+        "(see docs/acp.md). Press Ctrl-D to quit.\n"
+    )
 
 
 def run() -> int:
     from .. import early
 
+    command = "kimi-acp" if sys.argv and os.path.basename(sys.argv[0]) == "kimi-acp" else "kimi acp"
+    early.hint_if_terminal(terminal_hint(command))
     started = early.start(_load_server_stack, _early_initialize, STDIN_LIMIT)
     server_module = started.preloader.result()  # re-raises an import failure
     if started.nothing_to_serve:
@@ -71,6 +83,7 @@ async def _serve(server_module: Any, started: Any) -> int:
     from acp.core import AgentSideConnection
 
     from ..stdio import install_shutdown_signals, open_stdio
+    from .guard import install_guard
     from .transport import StdioTransport
 
     reader, writer = await open_stdio(STDIN_LIMIT, prefix=started.unread)
@@ -78,10 +91,12 @@ async def _serve(server_module: Any, started: Any) -> int:
     install_shutdown_signals(reader.feed_eof, already_requested=started.signals.requested)
     agent = server_module.AcpServer(transport, initialize_params=started.handshake)
     connection = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
+    install_guard(connection, agent)
     _warm_up_default_model()
     try:
         await connection.listen()
     finally:
         await agent.shutdown()
+        await transport.answer_open_requests(SHUTDOWN_GRACE_S)
         await transport.close()
     return 0

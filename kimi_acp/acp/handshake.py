@@ -72,7 +72,7 @@ def agent_capabilities() -> dict[str, Any]:
         "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
         # MCP servers from the client are not connected yet: advertise nothing rather than fail later.
         "mcpCapabilities": {"http": False, "sse": False},
-        "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}},
+        "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}, "delete": {}},
     }
 
 

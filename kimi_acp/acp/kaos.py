@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..kaos.base import BinaryFileError, CommandResult, FileStat
+from ..kaos.base import BinaryFileError, CommandResult, FileStat, TextWindow, window_of_text
 from ..kaos.local import NONINTERACTIVE_ENV, LocalKaos, user_shell
 
 log = logging.getLogger(__name__)
 SNIFF_BYTES = 8192
+# Files bigger than this on disk are read from the editor a window at a time (see `read_lines`).
+WINDOWED_READ_BYTES = 1024 * 1024
 CLEANUP_TIMEOUT_S = 2.0
 
 
@@ -62,6 +64,42 @@ class AcpKaos:
     async def read_text(self, path: Path) -> str:
         if not self._caps.read_text_file:
             return await self._local.read_text(path)
+        return await self._editor_read(path, await self._check_on_disk(path))
+
+    async def read_lines(
+        self, path: Path, offset: int, limit: int, *, max_line_chars: int, max_chars: int
+    ) -> TextWindow:
+        """Through the editor (it has the unsaved buffer); a big file only a window at a time.
+
+        Files up to WINDOWED_READ_BYTES on disk, unsaved buffers and tails are read whole, which
+        gives the exact line count. For bigger files the editor is asked for `line`/`limit` (one
+        line more than needed, to tell whether the file goes on), so only the window crosses
+        the connection; the total is then known only when the window reaches the end.
+        """
+        if not self._caps.read_text_file:
+            return await self._local.read_lines(
+                path, offset, limit, max_line_chars=max_line_chars, max_chars=max_chars
+            )
+        on_disk = await self._check_on_disk(path)
+        limits = {"max_line_chars": max_line_chars, "max_chars": max_chars}
+        if offset > 0 and on_disk is not None and on_disk.size > WINDOWED_READ_BYTES:
+            try:
+                text = await self._editor_read(path, on_disk, line=offset, limit=limit + 1)
+            except OSError:
+                text = None  # some editors refuse a line past the end: read it whole to say so
+            if text is not None:
+                window = window_of_text(text, 1, limit, **limits)
+                got = window.total or 0
+                if 0 < got <= limit + 1:  # the editor sent the window we asked for
+                    total = None if got > limit else offset - 1 + got
+                    return TextWindow(window.lines, offset, total, window.cut)
+                if got > limit + 1:  # it ignored line/limit and sent the whole file
+                    return window_of_text(text, offset, limit, **limits)
+        text = await self._editor_read(path, on_disk)
+        return window_of_text(text, offset, limit, **limits)
+
+    async def _check_on_disk(self, path: Path) -> FileStat | None:
+        """The file's stat on disk, refusing directories and (by a sniff of its head) binary files."""
         on_disk = await self._local.stat(path)
         if on_disk is not None:
             if on_disk.is_dir:
@@ -69,8 +107,12 @@ class AcpKaos:
             head = await self._local.read_bytes(path, SNIFF_BYTES)
             if b"\x00" in head:
                 raise BinaryFileError(f"{path} looks like a binary file (NUL bytes)")
+        return on_disk
+
+    async def _editor_read(self, path: Path, on_disk: FileStat | None, **window: int) -> str:
+        """`fs/read_text_file`; FileNotFoundError when neither the editor nor the disk has the file."""
         try:
-            response = await self._conn.read_text_file(session_id=self._session_id, path=str(path))
+            response = await self._conn.read_text_file(session_id=self._session_id, path=str(path), **window)
         except Exception as exc:
             if on_disk is None:
                 raise FileNotFoundError(f"{path} does not exist") from None

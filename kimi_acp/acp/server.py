@@ -20,8 +20,10 @@ from acp import RequestError
 from .. import sessions
 from ..config import ConfigError, LoadedConfig, load_config, resolve_model
 from ..core.agent import AgentCore
+from .errors import auth_required, internal_error, invalid_params, session_not_found
 from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
 from .kaos import AcpKaos, ClientCapabilities
+from .mcp_params import MCP_METHODS, check_mcp_servers
 from .options import OptionError, apply_mode, apply_option, config_options, modes_state
 from .session import AcpSession
 from .transport import StdioTransport
@@ -57,7 +59,7 @@ class AcpServer:
 
     async def authenticate(self, method_id: str, **_: Any) -> dict[str, Any]:
         if method_id not in (LOGIN_METHOD_ID, API_KEY_METHOD_ID):
-            raise RequestError.invalid_params({"methodId": f"unknown auth method {method_id!r}"})
+            raise invalid_params("methodId", f"unknown auth method {method_id!r} (available: {LOGIN_METHOD_ID}, {API_KEY_METHOD_ID})")
         self._usable_config()
         return {}
 
@@ -66,19 +68,13 @@ class AcpServer:
         try:
             loaded = load_config()
         except ConfigError as exc:
-            raise RequestError(-32603, f"Invalid configuration: {exc}", {"error": str(exc)}) from None
+            raise internal_error("Invalid configuration", str(exc)) from None
         try:
             resolved = resolve_model(loaded.config)
         except ConfigError:
             resolved = None
         if resolved is None or not resolved.usable:
-            raise RequestError.auth_required(
-                {
-                    "message": "No usable model is configured. Run `kimi login` in a terminal (or set KIMI_API_KEY), "
-                    "then try again.",
-                    "authMethods": auth_methods(self.client_capabilities_raw),
-                }
-            )
+            raise auth_required("No usable model is configured.", auth_methods(self.client_capabilities_raw))
         return loaded
 
     # ------------------------------------------------------------------ session lifecycle
@@ -129,10 +125,31 @@ class AcpServer:
         acp_session = self.sessions.pop(session_id, None)
         if acp_session is None:
             if sessions.find_by_id(session_id) is None:
-                raise _not_found(session_id)
+                raise session_not_found(session_id)
             return {}
         await acp_session.close()
         return {}
+
+    async def delete_session(self, session_id: str) -> dict[str, Any]:
+        """`session/delete` (routed by guard.py: the SDK 0.12.1 has no route for it)."""
+        acp_session = self.sessions.pop(session_id, None)
+        if acp_session is not None:
+            await acp_session.close()  # ends a running turn first; its prompt answers `cancelled`
+            stored: sessions.Session | None = acp_session.core.session
+        else:
+            stored = sessions.find_by_id(session_id)
+        if stored is None or not stored.dir.is_dir():
+            raise session_not_found(session_id)
+        try:
+            sessions.delete(stored)
+        except OSError as exc:
+            raise internal_error("Could not delete the session", exc.strerror or str(exc)) from None
+        return {}
+
+    def check_session_params(self, method: str, params: dict[str, Any]) -> None:
+        """What the SDK would silently repair: invalid `mcpServers` entries are dropped by it."""
+        if method in MCP_METHODS and "mcpServers" in params:
+            check_mcp_servers(params["mcpServers"])
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict[str, Any]:
         if cwd is not None:
@@ -187,7 +204,7 @@ class AcpServer:
         try:
             apply_mode(acp_session.core, mode_id)
         except OptionError as exc:
-            raise RequestError.invalid_params({"modeId": str(exc)}) from None
+            raise invalid_params("modeId", str(exc)) from None
         return {}
 
     async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> dict[str, Any]:
@@ -195,7 +212,7 @@ class AcpServer:
         try:
             await apply_option(acp_session.core, config_id, value)
         except (OptionError, ConfigError) as exc:
-            raise RequestError.invalid_params({"configId": config_id, "message": str(exc)}) from None
+            raise invalid_params("value" if isinstance(exc, ConfigError) else "configId", str(exc)) from None
         return {"configOptions": config_options(acp_session.core)}
 
     # ------------------------------------------------------------------ prompts
@@ -222,7 +239,7 @@ class AcpServer:
     def _session(self, session_id: str) -> AcpSession:
         acp_session = self.sessions.get(session_id)
         if acp_session is None:
-            raise _not_found(session_id)
+            raise session_not_found(session_id)
         return acp_session
 
     async def shutdown(self) -> None:
@@ -238,9 +255,13 @@ class AcpServer:
 def _work_dir(cwd: str) -> Path:
     path = Path(cwd)
     if not path.is_absolute():
-        raise RequestError.invalid_params({"cwd": f"must be an absolute path, got {cwd!r}"})
-    if not path.is_dir():
-        raise RequestError.invalid_params({"cwd": f"{cwd} is not an existing directory"})
+        raise invalid_params("cwd", f"must be an absolute path, got {cwd!r}")
+    try:
+        is_dir = path.is_dir()
+    except (OSError, ValueError):  # e.g. a NUL byte or an unencodable name
+        is_dir = False
+    if not is_dir:
+        raise invalid_params("cwd", f"{cwd} is not an existing directory")
     return path
 
 
@@ -248,12 +269,8 @@ def _find_session(session_id: str, cwd: str | None) -> sessions.Session:
     found = sessions.find(cwd, session_id) if cwd and Path(cwd).is_absolute() else None
     found = found or sessions.find_by_id(session_id)
     if found is None:
-        raise _not_found(session_id)
+        raise session_not_found(session_id)
     return found
-
-
-def _not_found(session_id: str) -> RequestError:
-    return RequestError(-32602, f"Session not found: {session_id}", {"sessionId": session_id})
 
 
 def _ignore_mcp(mcp_servers: Any) -> None:
@@ -275,4 +292,4 @@ def _decode_cursor(cursor: str | None) -> int:
             return int(value)
     except (ValueError, UnicodeDecodeError):
         pass
-    raise RequestError.invalid_params({"cursor": "invalid cursor"})
+    raise invalid_params("cursor", "not a cursor this server returned (start again without one)")

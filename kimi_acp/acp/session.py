@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from acp import RequestError
 from acp.schema import PermissionOption, ToolCallUpdate
@@ -23,12 +23,10 @@ from ..sessions import iso_time
 from ..wire.file import read_wire_file
 from ..wire.types import ApprovalRequest, ApprovalResponse, QuestionRequest, QuestionResponse, Request
 from .convert import prompt_to_user_input
+from .errors import auth_required, internal_error, invalid_params
 from .handshake import auth_methods
 from .options import config_options, current_mode
 from .updates import Update, UpdateMapper
-
-if TYPE_CHECKING:
-    from .server import AcpServer
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +38,20 @@ PERMISSION_OPTIONS = [
 ]
 
 
+class SessionHost(Protocol):
+    """What a session needs from the server that owns it (the server implements it)."""
+
+    transport: Any  # .notify(method, params)
+    connection: Any  # the SDK's AgentSideConnection: requests to the client
+    client_capabilities_raw: dict[str, Any]
+
+
 class AcpSession:
-    def __init__(self, server: AcpServer, core: AgentCore) -> None:
+    def __init__(self, server: SessionHost, core: AgentCore) -> None:
         self.server = server
         self.core = core
         self.id = core.session.id
-        self._mapper = UpdateMapper(core.work_dir)
+        self._mapper = UpdateMapper(core.work_dir, approvals=core.approvals)
         self._live = False  # turn updates flow only while a prompt is being answered
         self._turn_lock = asyncio.Lock()
         self._generation = 0  # bumped by cancel: prompts queued before it are cancelled too
@@ -96,7 +102,7 @@ class AcpSession:
 
     def _on_request(self, request: Request) -> None:
         if isinstance(request, ApprovalRequest):
-            for update in self._mapper.flush():  # the card must be complete before we ask about it
+            for update in self._mapper.approval_requested(request):  # the card, complete and pending
                 self.send_update(update)
             task = asyncio.create_task(self._ask_permission(request))
             self._permissions.add(task)
@@ -153,19 +159,18 @@ class AcpSession:
     def _prompt_error(self, exc: Exception) -> RequestError:
         """The JSON-RPC error for a failed turn; a visible note too when output had started."""
         if isinstance(exc, LLMNotSet):
-            data = {"message": str(exc), "authMethods": auth_methods(self.server.client_capabilities_raw)}
-            return RequestError.auth_required(data)
+            return auth_required(_sentence(str(exc)), auth_methods(self.server.client_capabilities_raw))
         if isinstance(exc, LLMNotSupported):
-            return RequestError.invalid_params({"message": str(exc)})
+            return invalid_params("prompt", str(exc))
         message = str(exc) or type(exc).__name__
         if isinstance(exc, ChatProviderError):
             if self._mapper.shown_output:
                 self.send_update(
                     {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"\n\n**Model error:** {message}"}}
                 )
-            return RequestError(-32603, f"Model provider error: {message}", {"error": message})
+            return internal_error("Model provider error", message)
         log.error("prompt failed", exc_info=exc)
-        return RequestError(-32603, f"Internal error: {message}", {"error": message})
+        return internal_error("Internal error", message)
 
     def cancel(self) -> None:
         self._generation += 1
@@ -193,3 +198,8 @@ class AcpSession:
         self.cancel()
         self._unsubscribe()
         await self.core.close()
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else text + "."

@@ -2,7 +2,13 @@
 
 One `UpdateMapper` per session keeps the little state the mapping needs: which tool calls the
 current turn has shown (ACP ids are made unique across turns), the arguments still streaming for
-the open call, and whether a call's output is shown by an embedded terminal.
+the open call, whether a call's output is shown by an embedded terminal, and which permission
+requests are open for which call.
+
+A card's status says what the user can rely on: `pending` while the arguments stream and while
+the user is asked, `in_progress` only once the call runs (a tool that never asks: when its
+arguments are complete; otherwise: when it is approved, or when its terminal is embedded), then
+`completed` or `failed` (a rejected or cancelled call is `failed`: ACP has no other end state).
 """
 
 from __future__ import annotations
@@ -10,10 +16,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..wire.types import (
     ApprovalRequest,
+    ApprovalResponse,
     DiffDisplayBlock,
     ImageURLPart,
     ShellDisplayBlock,
@@ -29,11 +36,14 @@ from ..wire.types import (
     UserInput,
 )
 from .convert import (
+    ApprovalState,
     content_blocks_for_display,
     diff_content,
     parse_arguments,
     plan_entries,
+    read_locations,
     result_content,
+    runs_unasked,
     text_content,
     tool_kind,
     tool_locations,
@@ -41,6 +51,7 @@ from .convert import (
 )
 
 Update = dict[str, Any]
+Status = Literal["pending", "in_progress", "completed", "failed"]  # ACP's tool call statuses
 
 
 @dataclass
@@ -51,6 +62,7 @@ class _Call:
     title: str = ""
     terminal: bool = False
     closed: bool = False
+    status: Status = "pending"  # the last status the client was told
 
     @property
     def arguments(self) -> str:
@@ -58,11 +70,18 @@ class _Call:
 
 
 class UpdateMapper:
-    def __init__(self, cwd: Path, *, replay: bool = False) -> None:
+    """`approvals` (the core's) lets a call that will not ask (yolo, approved for the session) be
+    `in_progress` as soon as it starts; without it such a call stays `pending` until it ends,
+    unless a terminal is embedded. It is never `in_progress` while a permission request is open.
+    """
+
+    def __init__(self, cwd: Path, *, replay: bool = False, approvals: ApprovalState | None = None) -> None:
         self.cwd = cwd
         self.replay = replay
+        self.approvals = approvals
         self._turn = uuid.uuid4().hex[:8]
         self._calls: dict[str, _Call] = {}
+        self._asking: dict[str, str] = {}  # open permission request id -> LLM tool call id
         self._open: _Call | None = None
         self.shown_output = False  # any agent text sent this turn (errors then need a visible note)
         self.last_usage: Update | None = None
@@ -70,6 +89,7 @@ class UpdateMapper:
     def begin_turn(self) -> None:
         self._turn = uuid.uuid4().hex[:8]
         self._calls.clear()
+        self._asking.clear()
         self._open = None
         self.shown_output = False
 
@@ -96,6 +116,8 @@ class UpdateMapper:
             updates.extend(self._tool_call(message))
         elif isinstance(message, ToolResult):
             updates.extend(self._tool_result(message))
+        elif isinstance(message, ApprovalResponse):
+            updates.extend(self._approval_answered(message))
         elif isinstance(message, StatusUpdate):
             usage = self._usage(message)
             if usage is not None:
@@ -113,10 +135,23 @@ class UpdateMapper:
         """Updates still owed at the end of a turn (a call whose arguments just finished)."""
         return self._close_open_call()
 
+    def approval_requested(self, request: ApprovalRequest) -> list[Update]:
+        """Updates owed before asking about a call: its card complete, and `pending` again if needed.
+
+        The call stays `pending` until the answer (`ApprovalResponse`) says it may run.
+        """
+        updates = self._close_open_call()  # the card must be complete before we ask about it
+        self._asking[request.id] = request.tool_call_id
+        call = self._calls.get(request.tool_call_id)
+        if call is not None and call.status == "in_progress":  # it was expected to run unasked
+            updates.append(self._status(call, "pending"))
+        return updates
+
     def terminal_attached(self, llm_id: str, terminal_id: str) -> Update:
         call = self._calls.get(llm_id)
         if call is not None:
             call.terminal = True
+            call.status = "in_progress"  # a command runs in it: the card must say so
         return {
             "sessionUpdate": "tool_call_update",
             "toolCallId": self.acp_id(llm_id),
@@ -185,26 +220,44 @@ class UpdateMapper:
         call.closed = True
         arguments = parse_arguments(call.arguments)
         call.title = tool_title(call.name, call.arguments, self.cwd)
-        return [
-            {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": call.acp_id,
-                "status": "in_progress",
-                "title": call.title,
-                "rawInput": arguments,
-                "locations": tool_locations(call.name, arguments, self.cwd),
-            }
-        ]
+        update: Update = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call.acp_id,
+            "title": call.title,
+            "rawInput": arguments,
+            "locations": tool_locations(call.name, arguments, self.cwd),
+        }
+        # The call starts now. Say so only if it cannot be about to ask for approval: a replay
+        # has the final status next anyway.
+        if not self.replay and call.status == "pending" and runs_unasked(call.name, self.approvals):
+            call.status = update["status"] = "in_progress"
+        return [update]
+
+    def _approval_answered(self, message: ApprovalResponse) -> list[Update]:
+        """An approved call runs now; a rejected one fails with its result, which follows."""
+        llm_id = self._asking.pop(message.request_id, None)
+        call = self._calls.get(llm_id) if llm_id is not None else None
+        if call is None or message.response == "reject" or call.status != "pending":
+            return []
+        return [self._status(call, "in_progress")]
+
+    @staticmethod
+    def _status(call: _Call, status: Status) -> Update:
+        call.status = status
+        return {"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "status": status}
 
     def _tool_result(self, message: ToolResult) -> list[Update]:
         call = self._calls.get(message.tool_call_id)
         name = call.name if call else ""
         result = message.return_value
         terminal_shown = bool(call and call.terminal and not self.replay)
+        status: Status = "failed" if result.is_error else "completed"
+        if call is not None:
+            call.status = status
         update: Update = {
             "sessionUpdate": "tool_call_update",
             "toolCallId": self.acp_id(message.tool_call_id),
-            "status": "failed" if result.is_error else "completed",
+            "status": status,
         }
         content = result_content(name, result, terminal_shown=terminal_shown)
         if content is not None:
@@ -212,6 +265,10 @@ class UpdateMapper:
         edits = [b for b in result.display if isinstance(b, DiffDisplayBlock) and b.new_start]
         if edits and call is not None:
             update["locations"] = [{"path": b.path, "line": first_changed_line(b)} for b in edits[:20]]
+        elif name == "ReadFile" and call is not None:
+            read = read_locations(parse_arguments(call.arguments), result, self.cwd)
+            if read is not None:
+                update["locations"] = read
         updates = [update]
         for block in result.display:
             if isinstance(block, TodoDisplayBlock):

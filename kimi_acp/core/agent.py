@@ -46,17 +46,21 @@ from ..wire.types import (
     user_input_text,
 )
 from .approvals import Approvals
+from .compaction import compact, should_compact
 from .context import Context
 from .errors import LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
 from .messages import assistant_message, estimate_tokens, tool_result_message, user_message
 from .prompt import build_system_prompt
 from .slash import parse_slash
+from .slash_commands import INIT_PROMPT, run_slash_command
 from .stream import MessageStream
 from .toolset import CANCELLED_MESSAGE, ToolOutcome, Toolset
+from .turn import INTERNAL_SIGNALS, ModeChanged, TitleChanged, TurnResult
+
+__all__ = ["AgentCore", "INTERNAL_SIGNALS", "ModeChanged", "TitleChanged", "TurnResult"]
 
 log = logging.getLogger(__name__)
 
-TurnStatus = Literal["finished", "cancelled", "max_steps_reached"]
 RETRY_INITIAL_S = 0.3
 RETRY_MAX_S = 5.0
 RETRY_AFTER_CAP_S = 60.0
@@ -66,30 +70,6 @@ PLAN_MODE_REMINDER = (
     "change any file (WriteFile and StrReplaceFile are refused) until the user turns plan mode off."
     "</system-reminder>"
 )
-
-
-@dataclass
-class TurnResult:
-    status: TurnStatus
-    steps: int | None = None  # set for max_steps_reached
-
-
-@dataclass(frozen=True)
-class ModeChanged:
-    """Internal (not a Wire message): yolo or plan mode changed, e.g. by a slash command."""
-
-    yolo: bool
-    plan_mode: bool
-
-
-@dataclass(frozen=True)
-class TitleChanged:
-    """Internal (not a Wire message): the session got its title."""
-
-    title: str
-
-
-INTERNAL_SIGNALS = (ModeChanged, TitleChanged)
 
 
 @dataclass
@@ -149,6 +129,8 @@ class AgentCore:
         self._provider: ChatProvider | None = None
         self._steers: list[UserInput] = []
         self._turn: asyncio.Task[TurnResult] | None = None
+        self._turn_state: Literal["idle", "starting", "running"] = "idle"
+        self._cancel_before_start = False
         self._requests: dict[int, Request] = {}  # open requests of tools, by id()
         if self.context.is_new:
             self.context.start(build_system_prompt(session.work_dir, self.toolset.names()))
@@ -238,10 +220,19 @@ class AgentCore:
         self._steers.append(user_input)
 
     def cancel(self) -> bool:
-        """Cancel the running turn; returns False when there is none."""
+        """Cancel the running turn; returns False when there is none.
+
+        A turn cancelled before its body ran (the cancel arrived in the same read as the prompt)
+        is not cancelled as a task — a task cancelled before its first step never runs its own
+        handlers, so it would send no TurnBegin/TurnEnd. It is marked instead, and the body ends
+        itself as cancelled right after TurnBegin.
+        """
         if self._turn is None or self._turn.done():
             return False
-        self._turn.cancel()
+        if self._turn_state == "starting":
+            self._cancel_before_start = True
+        else:
+            self._turn.cancel()
         return True
 
     def get_todos(self) -> list[TodoDisplayItem]:
@@ -270,30 +261,39 @@ class AgentCore:
         """Run one turn to its end. Raises AgentError / ChatProviderError when it fails."""
         if self._turn is not None:
             raise TurnInProgress()
+        self._turn_state, self._cancel_before_start = "starting", False
         task = asyncio.create_task(self._turn_body(user_input))
         self._turn = task
         try:
             result = await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # our caller is being cancelled (shutdown): not a turn outcome
+            result = TurnResult("cancelled")  # the task itself was cancelled from outside
         finally:
-            self._turn = None
+            self._turn, self._turn_state = None, "idle"
         current = asyncio.current_task()
         if current is not None and current.cancelling():
             raise asyncio.CancelledError()
         return result
 
     async def _turn_body(self, user_input: UserInput) -> TurnResult:
+        self._turn_state = "running"  # from here on, cancel() cancels this task
         self.approvals.turn_id = uuid.uuid4().hex
         self._steers.clear()
         self.stream.send(TurnBegin(user_input=user_input))
         try:
+            if self._cancel_before_start:
+                return TurnResult("cancelled")
             text = user_input_text(user_input)
             slash = parse_slash(text)
             if slash is not None:
-                handled = await self._run_slash(*slash)
+                handled = await run_slash_command(self, *slash)
                 if handled is not None:
                     return handled
-                user_input = self._init_prompt() if slash[0] == "init" else user_input
-            provider = self._require_provider()
+                user_input = INIT_PROMPT if slash[0] == "init" else user_input
+            provider = self.require_provider()
             self._check_capabilities(user_input, provider)
             if not self.session.state.custom_title and slash is None:
                 self._set_title(shorten_title(text) if text.strip() else "Untitled")
@@ -486,7 +486,8 @@ class AgentCore:
 
     # ------------------------------------------------------------------ model
 
-    def _require_provider(self) -> ChatProvider:
+    def require_provider(self) -> ChatProvider:
+        """The session's chat provider, created on first use; LLMNotSet when no model is usable."""
         if self._provider is not None:
             return self._provider
         try:
@@ -515,25 +516,12 @@ class AgentCore:
                 raise LLMNotSupported(provider.model_name, capability)
 
     async def _maybe_compact(self, provider: ChatProvider) -> None:
-        from .compaction import should_compact, compact
-
         max_size = self.max_context_size
         if not max_size or not should_compact(self.context.token_count, max_size, self.config.loop_control):
             return
         await compact(self, provider)
 
-    # ------------------------------------------------------------------ slash commands
-
-    async def _run_slash(self, name: str, args: str) -> TurnResult | None:
-        """Run a slash command; None means "continue as a normal prompt" (e.g. /init)."""
-        from .slash_commands import run_slash_command
-
-        return await run_slash_command(self, name, args)
-
-    def _init_prompt(self) -> str:
-        from .slash_commands import INIT_PROMPT
-
-        return INIT_PROMPT
+    # ------------------------------------------------------------------ helpers
 
     def _set_title(self, title: str) -> None:
         self.session.state.custom_title = title

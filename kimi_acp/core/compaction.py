@@ -8,17 +8,37 @@ rotated, not deleted.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
-from ..config import LoopControl
+from ..config import Config, LoopControl
 from ..llm.errors import is_retryable
 from ..llm.types import ChatProvider, Message
 from ..wire.types import CompactionBegin, CompactionEnd, TextPart, ToolCall
+from .context import Context
 from .messages import estimate_tokens, system_note
 from .prompt import build_system_prompt
+from .stream import MessageStream
 
-if TYPE_CHECKING:
-    from .agent import AgentCore
+
+class _ToolNames(Protocol):
+    def names(self) -> list[str]: ...
+
+
+class CompactionHost(Protocol):
+    """The parts of a session's agent that compaction reads and rewrites (AgentCore has them)."""
+
+    context: Context
+    stream: MessageStream
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def work_dir(self) -> Path: ...
+
+    @property
+    def toolset(self) -> _ToolNames: ...
 
 PRESERVED_MESSAGES = 2
 SUMMARY_SYSTEM_PROMPT = "You are a helpful assistant that compacts conversation context."
@@ -62,7 +82,7 @@ def _render(history: list[Message]) -> str:
     return "\n\n".join(chunks)
 
 
-async def compact(core: AgentCore, provider: ChatProvider, focus: str = "") -> bool:
+async def compact(core: CompactionHost, provider: ChatProvider, focus: str = "") -> bool:
     """Summarise older history; returns False when there was nothing to compact."""
     history = core.context.history
     cut = split_point(history)

@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from ..llm.types import ChatProvider
 from ..wire.types import StatusUpdate
+from .approvals import Approvals
+from .compaction import CompactionHost, compact
 from .prompt import build_system_prompt
 from .slash import find_command
+from .turn import TurnResult
 
-if TYPE_CHECKING:
-    from .agent import AgentCore, TurnResult
+
+class SlashHost(CompactionHost, Protocol):
+    """What the commands change: the session's agent (AgentCore implements it)."""
+
+    approvals: Approvals
+
+    @property
+    def plan_mode(self) -> bool: ...
+
+    @property
+    def max_context_size(self) -> int | None: ...
+
+    def say(self, text: str) -> None: ...
+
+    def set_yolo(self, on: bool, *, announce: bool = True) -> None: ...
+
+    def set_plan_mode(self, on: bool, *, announce: bool = True) -> None: ...
+
+    def require_provider(self) -> ChatProvider: ...
 
 INIT_PROMPT = """\
 Analyze this codebase and write (or update) an `AGENTS.md` file at the root of the working directory.
@@ -19,10 +40,8 @@ follows, and anything surprising a newcomer must know. Explore first (read the R
 a few representative sources), then write the file with WriteFile."""
 
 
-async def run_slash_command(core: AgentCore, name: str, args: str) -> TurnResult | None:
+async def run_slash_command(core: SlashHost, name: str, args: str) -> TurnResult | None:
     """Run `/name args`; None means the command expands into a normal prompt (e.g. /init)."""
-    from .agent import TurnResult
-
     done = TurnResult("finished")
     command = find_command(name)
     if command is None:
@@ -59,9 +78,7 @@ async def run_slash_command(core: AgentCore, name: str, args: str) -> TurnResult
         )
         return done
     if command.name == "compact":
-        from .compaction import compact
-
-        provider = core._require_provider()
+        provider = core.require_provider()
         if await compact(core, provider, focus=args):
             core.say("The context has been compacted.")
         else:

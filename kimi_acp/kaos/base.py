@@ -25,6 +25,44 @@ class FileStat:
 
 
 @dataclass(frozen=True)
+class TextWindow:
+    """Some consecutive lines of a text file: what `Kaos.read_lines` returns instead of the whole file.
+
+    Lines are counted like `cat -n` (only "\\n" ends a line; a final unterminated line counts) and come
+    without their line ending (and without a "\\r" before it). A line longer than the caller's
+    `max_line_chars` is cut to that length and its index is in `cut`.
+    """
+
+    lines: list[str]
+    start: int  # 1-based number of lines[0]; for an empty window, the line it would have started at
+    total: int | None  # lines in the whole file; None when the source cannot tell without reading it all
+    cut: frozenset[int] = frozenset()  # indexes into `lines` of the lines that were cut
+
+
+def window_of_text(text: str, offset: int, limit: int, *, max_line_chars: int, max_chars: int) -> TextWindow:
+    """`read_lines` over text already in memory (same counting and limits)."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    total = len(lines)
+    start = offset if offset > 0 else max(1, total + offset + 1)
+    out: list[str] = []
+    cut: set[int] = set()
+    chars = 0
+    for line in lines[start - 1 : start - 1 + limit]:
+        if chars > max_chars:
+            break
+        if line.endswith("\r"):
+            line = line[:-1]
+        if len(line) > max_line_chars:
+            line = line[:max_line_chars]
+            cut.add(len(out))
+        out.append(line)
+        chars += len(line)
+    return TextWindow(out, start, total, frozenset(cut))
+
+
+@dataclass(frozen=True)
 class CommandResult:
     """What a finished (or killed) shell command produced."""
 
@@ -41,6 +79,18 @@ class Kaos(Protocol):
 
     async def read_text(self, path: Path) -> str:
         """Whole file as text. Raises FileNotFoundError, IsADirectoryError, BinaryFileError."""
+        ...
+
+    async def read_lines(
+        self, path: Path, offset: int, limit: int, *, max_line_chars: int, max_chars: int
+    ) -> TextWindow:
+        """At most `limit` lines from line `offset` (1-based; negative: the last -offset lines).
+
+        Reads only the window (plus a count of the other lines where the source can count them
+        cheaply), so a huge file or line costs no more memory than the window. Lines are cut to
+        `max_line_chars`; the window stops after the line that brings its characters past
+        `max_chars`. An offset past the end gives an empty window. Raises like `read_text`.
+        """
         ...
 
     async def read_bytes(self, path: Path, limit: int | None = None) -> bytes:

@@ -10,9 +10,10 @@ import os
 import signal
 import stat as _stat
 import time
+from io import BufferedReader
 from pathlib import Path
 
-from .base import BinaryFileError, CommandResult, FileStat
+from .base import BinaryFileError, CommandResult, FileStat, TextWindow
 
 logger = logging.getLogger(__name__)
 
@@ -20,6 +21,8 @@ logger = logging.getLogger(__name__)
 _INLINE_IO_BYTES = 256 * 1024
 _SNIFF_BYTES = 8 * 1024
 _READ_CHUNK = 64 * 1024
+# Lines are counted (and skipped) a chunk at a time: memory stays at one chunk whatever the file.
+_COUNT_CHUNK = 1024 * 1024
 
 # After SIGTERM on timeout, how long the group gets before SIGKILL.
 _TERM_GRACE_S = 0.5
@@ -72,6 +75,122 @@ def _read_file(path: Path, limit: int | None) -> bytes:
         return f.read() if limit is None else f.read(limit)
 
 
+def _read_window(path: Path, offset: int, limit: int, max_line_chars: int, max_chars: int) -> TextWindow:
+    """Stream the window's lines from disk; count the others in fixed-size chunks."""
+    with open(path, "rb") as f:
+        if b"\x00" in f.read(_SNIFF_BYTES):
+            raise BinaryFileError(f"{path} looks like a binary file (NUL bytes)")
+        f.seek(0)
+        chunk = bytearray(_COUNT_CHUNK)
+        total: int | None = None
+        if offset < 0:  # the tail: count first to know where it starts
+            total = _count_lines(f, chunk)
+            f.seek(0)
+            offset = max(1, total + offset + 1)
+        skipped = _skip_lines(f, chunk, offset - 1)
+        if skipped < offset - 1:  # the file ends before the window
+            return TextWindow([], offset, skipped)
+        lines: list[str] = []
+        cut: set[int] = set()
+        chars = 0
+        while len(lines) < limit and chars <= max_chars:
+            line = _next_line(f, chunk, max_line_chars, path)
+            if line is None:
+                break
+            text, was_cut = line
+            if was_cut:
+                cut.add(len(lines))
+            lines.append(text)
+            chars += len(text)
+        if total is None:
+            total = offset - 1 + len(lines) + _count_lines(f, chunk)
+        return TextWindow(lines, offset, total, frozenset(cut))
+
+
+def _count_lines(f: BufferedReader, chunk: bytearray) -> int:
+    """Lines from the current position to the end; a final line without "\\n" counts."""
+    count = 0
+    last = b"\n"
+    while n := f.readinto(chunk):
+        count += chunk.count(b"\n", 0, n)
+        last = chunk[n - 1 : n]
+    return count + (last != b"\n")
+
+
+def _skip_lines(f: BufferedReader, chunk: bytearray, n: int) -> int:
+    """Move past `n` lines; returns how many there were (fewer than `n` at the end of the file)."""
+    if n <= 0:
+        return 0
+    seen = 0
+    last = b"\n"
+    while True:
+        at = f.tell()
+        size = f.readinto(chunk)
+        if not size:
+            return seen + (last != b"\n")
+        found = chunk.count(b"\n", 0, size)
+        if seen + found >= n:
+            f.seek(at + _nth_newline(chunk, size, n - seen) + 1)
+            return n
+        seen += found
+        last = chunk[size - 1 : size]
+
+
+def _nth_newline(chunk: bytearray, size: int, n: int) -> int:
+    """Index of the n-th (1-based) "\\n" in chunk[:size], found by bisecting counts (no per-line loop)."""
+    low, high = 0, size - 1  # the answer is in [low, high]
+    while low < high:
+        mid = (low + high) // 2
+        if chunk.count(b"\n", 0, mid + 1) >= n:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def _next_line(f: BufferedReader, chunk: bytearray, max_chars: int, path: Path) -> tuple[str, bool] | None:
+    """The next line, cut to `max_chars` (and whether it was); None at the end of the file.
+
+    At most 4 * (max_chars + 1) bytes of it are read into memory, which always holds more than
+    `max_chars` characters, so a longer line is known to be cut; the rest is skipped in chunks.
+    """
+    cap = 4 * (max_chars + 1)
+    raw = f.readline(cap)
+    if not raw:
+        return None
+    complete = raw.endswith(b"\n") or len(raw) < cap
+    try:
+        if complete:
+            text = raw.decode("utf-8")
+        else:  # a partial character at the cut is left out, not an error
+            text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=False)
+    except UnicodeDecodeError as exc:
+        raise BinaryFileError(f"{path} is not valid UTF-8 text: {exc}") from None
+    if not complete:
+        _skip_rest_of_line(f, chunk)
+        return text[:max_chars], True
+    if text.endswith("\n"):
+        text = text[:-1]
+    if text.endswith("\r"):
+        text = text[:-1]
+    if len(text) > max_chars:
+        return text[:max_chars], True
+    return text, False
+
+
+def _skip_rest_of_line(f: BufferedReader, chunk: bytearray) -> None:
+    """Move past the next "\\n" (or to the end of the file), a chunk at a time."""
+    while True:
+        at = f.tell()
+        size = f.readinto(chunk)
+        if not size:
+            return
+        end = chunk.find(b"\n", 0, size)
+        if end >= 0:
+            f.seek(at + end + 1)
+            return
+
+
 def _write_file(path: Path, data: bytes, append: bool) -> int:
     with open(path, "ab" if append else "wb") as f:
         f.write(data)
@@ -93,6 +212,13 @@ class LocalKaos:
 
     async def read_text(self, path: Path) -> str:
         return decode_text(await self.read_bytes(path), path)
+
+    async def read_lines(
+        self, path: Path, offset: int, limit: int, *, max_line_chars: int, max_chars: int
+    ) -> TextWindow:
+        if os.stat(path).st_size <= _INLINE_IO_BYTES:  # FileNotFoundError as the protocol wants
+            return _read_window(path, offset, limit, max_line_chars, max_chars)
+        return await asyncio.to_thread(_read_window, path, offset, limit, max_line_chars, max_chars)
 
     async def write_text(self, path: Path, text: str, *, append: bool = False) -> int:
         data = text.encode("utf-8")

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+# The types are defined with the config, which rejects any other at load (see config.py).
+from ..config import PROVIDER_TYPES, PUBLIC_PROVIDER_TYPES, TEST_PROVIDER_TYPES
 from .errors import ChatProviderError
 
 if TYPE_CHECKING:
     from ..config import ResolvedModel
     from .types import ChatProvider, ThinkingEffort
 
-__all__ = ["PROVIDER_TYPES", "create_provider", "thinking_effort"]
-
-PROVIDER_TYPES = ("kimi", "openai_legacy", "anthropic", "_echo", "_scripted_echo")
+__all__ = [
+    "PROVIDER_TYPES", "PUBLIC_PROVIDER_TYPES", "TEST_PROVIDER_TYPES", "create_provider", "thinking_effort",
+]
 
 
 def thinking_effort(resolved: ResolvedModel, thinking: bool | None) -> ThinkingEffort | None:
@@ -44,9 +46,8 @@ def create_provider(
 
         return ScriptedEchoProvider.from_env(resolved.provider.env, thinking=effort, session_id=session_id)
     if ptype not in PROVIDER_TYPES:
-        raise ChatProviderError(
-            f"provider type {ptype!r} is not supported by kimi-acp (supported: {', '.join(PROVIDER_TYPES)})"
-        )
+        supported = ", ".join(PUBLIC_PROVIDER_TYPES)  # the test types are never suggested
+        raise ChatProviderError(f"provider type {ptype!r} is not supported by kimi-acp (supported: {supported})")
     if not resolved.usable:
         raise ChatProviderError(
             f"model {resolved.alias!r} cannot be used: provider {resolved.provider_name!r} needs a base_url "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os.path
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -63,8 +64,13 @@ class ToolContext:
         return Path(_normpath(p))
 
     def in_workspace(self, path: Path) -> bool:
-        roots = [self.work_dir, *self.additional_dirs]
-        return any(_is_within(path, root) for root in roots)
+        """Whether `path` really lies in the work dir or an additional dir.
+
+        Decided on real paths (symlinks followed on both sides), so a link inside the project that
+        points out of it is outside, and a project reached through a symlink is still inside.
+        """
+        real = real_path(path)
+        return any(_is_within(real, real_path(root)) for root in (self.work_dir, *self.additional_dirs))
 
     async def approve(self, *, action: str, description: str, display: Sequence[DisplayBlock] = ()) -> None:
         """Ask for approval of this call; raises ToolRejectedError if refused."""
@@ -77,9 +83,16 @@ class ToolContext:
         )
 
 
-def _normpath(p: Path) -> str:
-    import os.path
+def real_path(path: Path) -> Path:
+    """Where `path` leads: every symlink of its existing prefix followed, a missing rest kept as is.
 
+    So a new file under a symlinked directory resolves through the directory, and a dangling link
+    resolves to the file it would create.
+    """
+    return Path(os.path.realpath(path))
+
+
+def _normpath(p: Path) -> str:
     return os.path.normpath(str(p))
 
 

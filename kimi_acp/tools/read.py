@@ -7,9 +7,9 @@ from pathlib import Path, PurePath
 
 from pydantic import Field, field_validator
 
-from ..kaos.base import BinaryFileError
+from ..kaos.base import BinaryFileError, TextWindow
 from ..wire.types import ToolReturnValue
-from .base import MAX_LINE_CHARS, TRUNCATED_MARK, Params, Tool, ToolContext, tool_error, tool_ok
+from .base import MAX_LINE_CHARS, TRUNCATED_MARK, Params, Tool, ToolContext, real_path, tool_error, tool_ok
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +60,10 @@ def resolve_path(ctx: ToolContext, raw: str) -> Path | ToolReturnValue:
         )
     path = ctx.resolve(raw)
     if not Path(raw).expanduser().is_absolute() and not ctx.in_workspace(path):
+        real = real_path(path)
+        where = f"`{path}`" if real == path else f"`{path}`, a symbolic link to `{real}`"
         return tool_error(
-            f"`{raw}` resolves to `{path}`, which is outside the working directory `{ctx.work_dir}`. "
+            f"`{raw}` resolves to {where}, which is outside the working directory `{ctx.work_dir}`. "
             "Use an absolute path for files outside the working directory."
         )
     return path
@@ -90,21 +92,38 @@ async def read_text_or_error(ctx: ToolContext, path: Path, *, what: str = "read"
     """Read through kaos, turning the expected failures into errors the model can act on."""
     try:
         return await ctx.kaos.read_text(path)
-    except FileNotFoundError:
+    except (OSError, BinaryFileError) as exc:
+        return read_error(path, exc, what)
+
+
+async def read_window_or_error(
+    ctx: ToolContext, path: Path, line_offset: int, n_lines: int
+) -> TextWindow | ToolReturnValue:
+    """The lines ReadFile shows, read through kaos without loading the whole file."""
+    try:
+        return await ctx.kaos.read_lines(
+            path, line_offset, n_lines, max_line_chars=MAX_LINE_CHARS, max_chars=MAX_READ_BYTES
+        )
+    except (OSError, BinaryFileError) as exc:
+        return read_error(path, exc, "read")
+
+
+def read_error(path: Path, exc: OSError | BinaryFileError, what: str = "read") -> ToolReturnValue:
+    """An expected read failure as an error the model can act on."""
+    if isinstance(exc, FileNotFoundError):
         return tool_error(f"`{path}` does not exist.", brief="File not found")
-    except IsADirectoryError:
+    if isinstance(exc, IsADirectoryError):
         return tool_error(f"`{path}` is a directory, not a file. Use Glob to list its contents.")
-    except NotADirectoryError:
+    if isinstance(exc, NotADirectoryError):
         return tool_error(
             f"`{path}` does not exist (a parent of it is not a directory).", brief="File not found"
         )
-    except BinaryFileError:
+    if isinstance(exc, BinaryFileError):
         return tool_error(f"`{path}` is a binary file (or not UTF-8 text) and cannot be {what} as text.")
-    except PermissionError:
+    if isinstance(exc, PermissionError):
         return tool_error(f"Permission denied: cannot read `{path}`.")
-    except OSError as exc:
-        logger.debug("reading %s failed", path, exc_info=True)
-        return tool_error(f"Failed to read `{path}`: {exc.strerror or exc}.")
+    logger.debug("reading %s failed", path, exc_info=exc)
+    return tool_error(f"Failed to read `{path}`: {getattr(exc, 'strerror', None) or exc}.")
 
 
 class ReadFileParams(Params):
@@ -165,46 +184,48 @@ class ReadFile(Tool[ReadFileParams]):
                 "Use other appropriate tools to view it.",
                 brief=f"{kind.capitalize()} file",
             )
-        text = await read_text_or_error(ctx, path)
-        if isinstance(text, ToolReturnValue):
-            return text
-        return _window(split_lines(text), params.line_offset, params.n_lines)
+        window = await read_window_or_error(ctx, path, params.line_offset, params.n_lines)
+        if isinstance(window, ToolReturnValue):
+            return window
+        return _render(window, params.n_lines)
 
 
-def _window(lines: list[str], line_offset: int, n_lines: int) -> ToolReturnValue:
-    total = len(lines)
+def _render(window: TextWindow, n_lines: int) -> ToolReturnValue:
+    """Number the window's lines like `cat -n`, within the byte cap, and say where to go on."""
+    total = window.total
     if total == 0:
         return tool_ok("", message="The file is empty.", brief="Empty file")
-    if line_offset > total:
+    if not window.lines:
+        extent = "" if total is None else f", which has {total} lines"
         return tool_error(
-            f"line_offset {line_offset} is past the end of the file, which has {total} lines.",
+            f"line_offset {window.start} is past the end of the file{extent}.",
             brief="Offset past end of file",
         )
-    start = line_offset - 1 if line_offset > 0 else max(0, total + line_offset)
     out: list[str] = []
     size = 0
     long_lines = 0
     hit_byte_cap = False
-    for index in range(start, min(total, start + n_lines)):
-        line = lines[index]
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + TRUNCATED_MARK
-            long_lines += 1
-        rendered = f"{index + 1:6d}\t{line}\n"
+    for index, line in enumerate(window.lines[:n_lines]):
+        was_cut = index in window.cut
+        if was_cut:
+            line += TRUNCATED_MARK
+        rendered = f"{window.start + index:6d}\t{line}\n"
         cost = len(rendered.encode("utf-8"))
         if out and size + cost > MAX_READ_BYTES:
             hit_byte_cap = True
             break
         out.append(rendered)
         size += cost
+        long_lines += was_cut
     count = len(out)
-    first, last = start + 1, start + count
-    message = f"Read {count} line{'s' if count != 1 else ''} ({first}-{last}) of {total}."
+    first, last = window.start, window.start + count - 1
+    of_total = "" if total is None else f" of {total}"
+    message = f"Read {count} line{'s' if count != 1 else ''} ({first}-{last}){of_total}."
     if long_lines:
         message += f" {long_lines} line(s) longer than {MAX_LINE_CHARS} characters were truncated."
-    if last >= total:
+    if total is not None and last >= total:
         message += " End of file reached."
-    elif hit_byte_cap:
+    elif hit_byte_cap or count < n_lines:  # the kaos stops early only at the byte cap
         message += (
             f" Output was truncated at {MAX_READ_BYTES // 1024} KiB. Use line_offset={last + 1} to continue."
         )

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from ..kaos.base import BinaryFileError
 from ..wire.types import DiffDisplayBlock, ToolReturnValue
-from .base import Params, Tool, ToolContext, tool_error, tool_ok
+from .base import Params, Tool, ToolContext, real_path, tool_error, tool_ok
 from .diff import make_diff_blocks
 from .read import resolve_path
 
@@ -21,8 +21,20 @@ EDIT_OUTSIDE_ACTION = "edit file outside of working directory"
 
 
 def edit_action(ctx: ToolContext, path: Path) -> str:
-    """The approval action: edits outside the workspace are approved separately."""
+    """The approval action: edits outside the workspace are approved separately.
+
+    Decided on the real path, so a symlink inside the project pointing out of it (a linked
+    directory or file) needs the outside approval, which "edit file" for the session does not cover.
+    """
     return EDIT_ACTION if ctx.in_workspace(path) else EDIT_OUTSIDE_ACTION
+
+
+def edit_description(ctx: ToolContext, verb: str, path: Path) -> str:
+    """What the user approves; an outside edit through a symlink names the file really changed."""
+    real = real_path(path)
+    if real == path or ctx.in_workspace(path):
+        return f"{verb} `{path}`"
+    return f"{verb} `{path}` (through a symbolic link: `{real}`)"
 
 
 async def write_or_error(
@@ -76,8 +88,8 @@ class WriteFile(Tool[WriteFileParams]):
         current = await ctx.kaos.stat(path)
         if current is not None and current.is_dir:
             return tool_error(f"`{path}` is a directory, not a file.")
-        try:
-            old_text = await ctx.kaos.read_text(path) if current is not None else ""
+        try:  # through the kaos even when not on disk: the editor may hold an unsaved buffer of it
+            old_text = await ctx.kaos.read_text(path)
         except FileNotFoundError:
             old_text = ""
         except BinaryFileError:
@@ -90,7 +102,8 @@ class WriteFile(Tool[WriteFileParams]):
         append = params.mode == "append"
         new_text = old_text + params.content if append else params.content
         blocks: list[DiffDisplayBlock] = make_diff_blocks(str(path), old_text, new_text)
-        await ctx.approve(action=edit_action(ctx, path), description=f"Write file `{path}`", display=blocks)
+        description = edit_description(ctx, "Write file", path)
+        await ctx.approve(action=edit_action(ctx, path), description=description, display=blocks)
 
         size = await write_or_error(ctx, path, params.content, append=append)
         if isinstance(size, ToolReturnValue):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,41 +56,118 @@ class Incoming:
         return self.method is None
 
 
+class InvalidResponse(Exception):
+    """A line that is a response (no method; result or error) but a malformed one.
+
+    Never answered: replying to a response could start an endless exchange of errors."""
+
+
+MAX_DEPTH = 100  # no real message nests this deep; deeper ones are refused before anything walks them
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def parse_line(line: bytes | str) -> Incoming:
-    """Parse and validate one line. Raises JsonRpcError (-32700 / -32600) with the id if known."""
+def loads_line(line: bytes | str) -> Any:
+    """Decode one line of JSON, whatever it holds: never raises anything but JsonRpcError.
+
+    Nesting deep enough to exhaust the decoder's recursion (~1,000 levels) is a parse error, and
+    anything nested past MAX_DEPTH is refused, so no later code recurses into it. Lone UTF-16
+    surrogates (`"\\ud800"`) cannot be encoded on the way out (an error echoing them would fail to
+    write), so they are replaced with U+FFFD here.
+    """
     try:
         data = json.loads(line)
     except (ValueError, UnicodeDecodeError):
         raise JsonRpcError(PARSE_ERROR, "Invalid JSON format") from None
+    except RecursionError:
+        raise JsonRpcError(PARSE_ERROR, "Invalid JSON format: nested too deeply") from None
+    raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth_exceeds(data, MAX_DEPTH):
+        request_id = data.get("id") if isinstance(data, dict) and _valid_id(data.get("id")) else None
+        raise JsonRpcError(
+            INVALID_REQUEST, f"Invalid request: nested more than {MAX_DEPTH} levels deep", request_id=request_id
+        )
+    if isinstance(line, str) or _SURROGATE_ESCAPE.search(raw):
+        data = _without_lone_surrogates(data)
+    return data
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether containers nest deeper than `limit` (iterative: the input may be ~1,000 deep)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _clean(text: str) -> str:
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _clean(value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_clean(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def parse_line(line: bytes | str) -> Incoming:
+    """Parse and validate one line. Raises JsonRpcError (-32700 / -32600) with the id if known,
+    or InvalidResponse for a malformed response (which must not be answered)."""
+    data = loads_line(line)
     if not isinstance(data, dict):
         raise JsonRpcError(INVALID_REQUEST, "Invalid request: a JSON-RPC message must be an object")
     has_id = "id" in data
     raw_id = data.get("id")
     request_id = raw_id if _valid_id(raw_id) else None
+    if "method" not in data and ("result" in data or "error" in data):
+        return _parse_response(data, request_id)
     if data.get("jsonrpc") != JSONRPC_VERSION:
         raise JsonRpcError(INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"', request_id=request_id)
     if has_id and not _valid_id(raw_id):
         raise JsonRpcError(INVALID_REQUEST, "Invalid request: id must be a string or an integer")
     method = data.get("method")
     if method is None:
-        if not has_id:
-            raise JsonRpcError(INVALID_REQUEST, "Invalid request: missing method")
-        if ("result" in data) == ("error" in data):
-            raise JsonRpcError(INVALID_REQUEST, "Invalid response: exactly one of result and error")
-        error = data.get("error")
-        if "error" in data and not (isinstance(error, dict) and isinstance(error.get("code"), int)):
-            raise JsonRpcError(INVALID_REQUEST, "Invalid response: malformed error object")
-        return Incoming(None, None, request_id, True, data.get("result"), error)
+        raise JsonRpcError(INVALID_REQUEST, "Invalid request: missing method", request_id=request_id)
     if not isinstance(method, str) or not method:
         raise JsonRpcError(INVALID_REQUEST, "Invalid request: method must be a non-empty string", request_id=request_id)
     params = data.get("params")
     if params is not None and not isinstance(params, (dict, list)):
         raise JsonRpcError(INVALID_REQUEST, "Invalid request: params must be an object or an array", request_id=request_id)
     return Incoming(method, params, request_id, has_id)
+
+
+def _parse_response(data: dict[str, Any], request_id: RequestId | None) -> Incoming:
+    if data.get("jsonrpc") != JSONRPC_VERSION:
+        raise InvalidResponse('"jsonrpc" must be "2.0"')
+    if request_id is None:
+        raise InvalidResponse("a response needs the id of the request it answers")
+    if "result" in data and "error" in data:
+        raise InvalidResponse("exactly one of result and error")
+    error = data.get("error")
+    if "error" in data and not (isinstance(error, dict) and isinstance(error.get("code"), int)):
+        raise InvalidResponse("malformed error object")
+    return Incoming(None, None, request_id, True, data.get("result"), error)
 
 
 def result_message(request_id: RequestId | None, result: Any) -> dict[str, Any]:
@@ -109,5 +187,12 @@ def notification_message(method: str, params: Any) -> dict[str, Any]:
 
 
 def dumps(message: dict[str, Any]) -> bytes:
-    """One line of compact JSON, newline-terminated, UTF-8 (non-ASCII kept as is)."""
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    """One line of compact JSON, newline-terminated, UTF-8 (non-ASCII kept as is).
+
+    A string that UTF-8 cannot encode (a lone surrogate) falls back to ASCII escapes, which any
+    JSON reader accepts, instead of failing the write."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(message, separators=(",", ":")) + "\n").encode("ascii")

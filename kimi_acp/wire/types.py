@@ -10,7 +10,16 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from .protocol import WIRE_PROTOCOL_LEGACY_VERSION, WIRE_PROTOCOL_VERSION  # noqa: F401  (re-exported)
 
@@ -275,7 +284,14 @@ class ApprovalResponse(Event):
     wire_type: ClassVar[str] = "ApprovalResponse"
     request_id: str
     response: ApprovalKind
-    feedback: str | None = None
+    # The spec says `feedback?: string`, and Kimi Code CLI always sends a string ("" for none):
+    # never `null`. A `null` from a client or an older wire.jsonl is read as "".
+    feedback: str = ""
+
+    @field_validator("feedback", mode="before")
+    @classmethod
+    def _null_feedback(cls, value: Any) -> Any:
+        return "" if value is None else value
 
 
 class WireEnvelope(_Model):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +17,7 @@ NODE_DIR = Path(__file__).resolve().parents[1] / "node"
 
 
 def _node_ready() -> None:
-    """Skip only when node/npm are absent; otherwise make sure the pinned SDK is installed."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are not installed: the TypeScript SDK client cannot run here")
+    """Make sure the pinned SDK is installed (the marker already skipped, or failed in CI, without node/npm)."""
     if not (NODE_DIR / "node_modules" / "@agentclientprotocol" / "sdk").exists():
         subprocess.run(
             ["npm", "ci" if (NODE_DIR / "package-lock.json").exists() else "install", "--no-audit", "--no-fund"],
@@ -28,6 +25,7 @@ def _node_ready() -> None:
         )
 
 
+@pytest.mark.requires_tool("node", "npm")  # skipped without them, but a failure in CI (tests/conftest.py)
 def test_typescript_sdk_client_runs_a_session(tmp_path: Path) -> None:
     _node_ready()
     share = tmp_path / "share"

@@ -31,7 +31,7 @@ async def test_malformed_lines_get_errors_and_the_server_keeps_going(share, proj
     write_config(share, ["text: fine"])
     agent = await _start(share)
     await agent.send_raw("{this is not json")
-    assert await agent.recv() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+    assert await agent.recv() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Invalid JSON format"}}
     await agent.send_raw("[1, 2, 3]")
     assert (await agent.recv())["error"]["code"] == -32600
     response, _ = await agent.call("no/such/method", {})

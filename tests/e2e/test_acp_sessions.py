@@ -301,7 +301,8 @@ async def test_close_cancels_a_running_turn(share, project):
         session = await agent.new_session(project)
         prompt = asyncio.create_task(agent.prompt(session.session_id, "wait"))
         for _ in range(200):
-            if any(u.get("status") == "in_progress" for u in of_kind(agent.recorder.updates(session.session_id), "tool_call_update")):
+            # the call's arguments are complete, so the command starts (a YOLO card may stay pending)
+            if any("rawInput" in u for u in of_kind(agent.recorder.updates(session.session_id), "tool_call_update")):
                 break
             await asyncio.sleep(0.02)
         await agent.conn.close_session(session_id=session.session_id)

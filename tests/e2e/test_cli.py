@@ -150,6 +150,50 @@ async def test_sessions_lists_what_a_wire_turn_left(start_wire, work_dir: Path) 
     assert json.loads(kimi("sessions", "--json", cwd=work_dir).stdout) == rows
 
 
+# --------------------------------------------------------------------------- config typos fail at load
+
+TYPOS = {
+    "unknown_type": (
+        '[providers.foo]\ntype = "openai"\nbase_url = "https://api.openai.com/v1"\n',
+        "at providers.foo.type: unknown provider type 'openai' (expected one of kimi, openai_legacy, anthropic)",
+    ),
+    "base_url_without_scheme": (
+        '[providers.foo]\ntype = "kimi"\nbase_url = "api.moonshot.cn/v1"\n',
+        "at providers.foo.base_url: 'api.moonshot.cn/v1' has no scheme (write 'https://api.moonshot.cn/v1'",
+    ),
+}
+TYPO_MODEL = 'default_model = "m"\n[models.m]\nprovider = "foo"\nmodel = "x"\nmax_context_size = 1000\n'
+
+
+@pytest.mark.parametrize("case", sorted(TYPOS))
+def test_config_typos_are_one_line_errors_in_every_command(share_dir: Path, work_dir: Path, case: str) -> None:
+    text, fragment = TYPOS[case]
+    path = share_dir / "config.toml"
+    path.write_text(TYPO_MODEL + text)
+    before = path.read_bytes()
+    for args in (["info"], ["info", "--json"], ["--wire", "--work-dir", str(work_dir)], ["login"], ["acp", "login"]):
+        line = assert_one_line_error(kimi(*args), f"{path} {fragment}")
+        assert "_echo" not in line, args
+    other = share_dir / "other.toml"
+    other.write_text(TYPO_MODEL + text)
+    assert_one_line_error(kimi("info", "--config-file", str(other)), f"{other} {fragment}")
+    assert_one_line_error(kimi("--wire", "-w", str(work_dir), "--config", TYPO_MODEL + text), f"--config {fragment}")
+    assert path.read_bytes() == before
+
+
+def test_test_providers_and_empty_base_urls_still_pass_info(share_dir: Path) -> None:
+    (share_dir / "config.toml").write_text(
+        'default_model = "e"\n'
+        '[providers.echo]\ntype = "_echo"\nbase_url = ""\n'
+        '[providers.env]\ntype = "openai_legacy"\n'  # base_url from OPENAI_BASE_URL at run time
+        '[models.e]\nprovider = "echo"\nmodel = "echo"\nmax_context_size = 10\ncapabilities = ["audio_in"]\n'
+    )
+    result = kimi("info")
+    assert result.returncode == 0, result.stderr
+    assert "e: echo via echo, context 10 [audio_in]" in result.stdout
+    assert "env: type openai_legacy, base_url -, api key not set" in result.stdout
+
+
 # --------------------------------------------------------------------------- start-up errors of --wire
 
 

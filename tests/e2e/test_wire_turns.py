@@ -284,7 +284,7 @@ async def test_cancel_during_a_pending_approval(start_wire):
     assert events(seen, "ApprovalResponse")[0]["payload"] == {
         "request_id": request["params"]["payload"]["id"],
         "response": "reject",
-        "feedback": None,
+        "feedback": "",
     }
     assert event_types(seen)[-1] == "TurnEnd"
     # A late answer to the dead request is ignored, and the server still works.

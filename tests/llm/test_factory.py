@@ -79,7 +79,7 @@ def test_unsupported_type(ptype: str) -> None:
         create_provider(_resolved(ptype, base_url="http://x"))
     assert str(info.value) == (
         f"provider type '{ptype}' is not supported by kimi-acp "
-        "(supported: kimi, openai_legacy, anthropic, _echo, _scripted_echo)"
+        "(supported: kimi, openai_legacy, anthropic)"
     )
 
 

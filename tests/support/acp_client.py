@@ -33,7 +33,8 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "acp-schema" / "v1"
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "acp_schema" / "v1"  # committed copy, see its README
+UNSTABLE, STABLE = "schema.unstable.json", "schema.json"
 
 # Which schema definition validates the result of each agent method.
 RESPONSE_DEFS = {
@@ -45,6 +46,7 @@ RESPONSE_DEFS = {
     "session/resume": "ResumeSessionResponse",
     "session/fork": "ForkSessionResponse",
     "session/close": "CloseSessionResponse",
+    "session/delete": "DeleteSessionResponse",
     "session/set_mode": "SetSessionModeResponse",
     "session/set_config_option": "SetSessionConfigOptionResponse",
     "session/prompt": "PromptResponse",
@@ -63,56 +65,98 @@ REQUEST_DEFS = {
 }
 
 
-def schema_dir() -> Path:
-    if (SCHEMA_DIR / "schema.unstable.json").exists():
-        return SCHEMA_DIR
-    raise FileNotFoundError(f"ACP schema not found at {SCHEMA_DIR} (../shared/acp-schema/v1 from the project root)")
+class Schemas:
+    """Both ACP schema files of one directory, loaded at once: a missing or unreadable file raises here.
+
+    The unstable schema is a superset of the stable one, so every definition must be in it (a name
+    that is not is an error, not a silent pass); the stable schema also checks the types it has.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.documents: dict[str, dict[str, Any]] = {}
+        for name in (UNSTABLE, STABLE):
+            path = directory / name
+            try:
+                self.documents[name] = json.loads(path.read_text())
+            except FileNotFoundError:
+                raise FileNotFoundError(
+                    f"ACP schema not found: {path} (the tests' copy lives in tests/acp_schema/v1)"
+                ) from None
+        self._validators: dict[tuple[str, str], Any] = {}
+
+    def _validator(self, schema_file: str, definition: str) -> Any:
+        key = (schema_file, definition)
+        if key not in self._validators:
+            import jsonschema
+
+            schema = self.documents[schema_file]
+            if definition not in schema["$defs"]:
+                if schema_file == UNSTABLE:
+                    raise KeyError(f"{definition} is not defined in {self.directory / UNSTABLE}")
+                self._validators[key] = None
+            else:
+                sub = {"$schema": schema.get("$schema"), "$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
+                self._validators[key] = jsonschema.Draft202012Validator(sub)
+        return self._validators[key]
+
+    def validate(self, definition: str, value: Any) -> list[str]:
+        """Errors of `value` against `definition` in the unstable schema and (when defined) the stable one."""
+        problems = []
+        for schema_file in (UNSTABLE, STABLE):
+            validator = self._validator(schema_file, definition)
+            if validator is None:
+                continue
+            for error in validator.iter_errors(value):
+                problems.append(f"{schema_file}:{definition}: {error.message} at {list(error.absolute_path)}")
+                break
+        return problems
 
 
 @lru_cache(maxsize=None)
-def _schema(name: str) -> dict[str, Any]:
-    return json.loads((schema_dir() / name).read_text())
+def _load(directory: Path) -> Schemas:
+    return Schemas(directory)
 
 
-@lru_cache(maxsize=None)
-def _validator(schema_file: str, definition: str) -> Any:
-    import jsonschema
-
-    schema = _schema(schema_file)
-    if definition not in schema["$defs"]:
-        return None
-    sub = {"$schema": schema.get("$schema"), "$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
-    return jsonschema.Draft202012Validator(sub)
-
-
-def validate(definition: str, value: Any) -> list[str]:
-    """Errors of `value` against `definition` in the unstable schema and (when defined) the stable one."""
-    problems = []
-    for schema_file in ("schema.unstable.json", "schema.json"):
-        validator = _validator(schema_file, definition)
-        if validator is None:
-            continue
-        for error in validator.iter_errors(value):
-            problems.append(f"{schema_file}:{definition}: {error.message} at {list(error.absolute_path)}")
-            break
-    return problems
+def load_schemas(directory: Path | None = None) -> Schemas:
+    """The schemas of `directory` (default `SCHEMA_DIR`, read when called), loaded once per directory."""
+    return _load(directory or SCHEMA_DIR)
 
 
 @dataclass
 class Recorder:
-    """Every raw message of the connection, plus schema violations of the agent's messages."""
+    """Every raw message of the connection, plus schema violations of the agent's messages.
+
+    The SDK calls observers inside `try/except Exception` and only logs what they raise, so
+    `observe` never relies on raising: it records its own failures in `errors`, and `check()`
+    (called by `spawn_acp` at exit) fails the test on any error or violation. The schemas are
+    loaded when the recorder is made, so a missing schema fails before any process starts.
+    """
 
     incoming: list[dict[str, Any]] = field(default_factory=list)
     outgoing: list[dict[str, Any]] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # exceptions raised while checking a message
+    validated: int = 0  # messages checked against a schema definition
+    schemas: Schemas = field(default_factory=load_schemas)
     _methods: dict[Any, str] = field(default_factory=dict)
+    _unmatched: dict[Any, dict[str, Any]] = field(default_factory=dict)  # responses seen before their request
 
     def observe(self, event: StreamEvent) -> None:
+        try:
+            self._observe(event)
+        except Exception as exc:
+            self.errors.append(f"{type(exc).__name__}: {exc} (while checking {json.dumps(event.message)[:500]})")
+            raise  # the SDK logs it too
+
+    def _observe(self, event: StreamEvent) -> None:
         message = event.message
         if event.direction is StreamDirection.OUTGOING:
             self.outgoing.append(message)
             if "method" in message and "id" in message:
                 self._methods[message["id"]] = message["method"]
+                if message["id"] in self._unmatched:  # the answer overtook our record of the request
+                    self._check_response(self._unmatched.pop(message["id"]))
             return
         self.incoming.append(message)
         if "method" in message:
@@ -120,15 +164,37 @@ class Recorder:
             if definition is None:
                 self.violations.append(f"unexpected method from agent: {message['method']}")
             else:
-                self.violations.extend(validate(definition, message.get("params")))
+                self.violations.extend(self.schemas.validate(definition, message.get("params")))
+                self.validated += 1
         elif "id" in message:
-            method = self._methods.get(message["id"])
-            if "error" in message:
-                error = message["error"]
-                if not (isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str)):
-                    self.violations.append(f"malformed error for {method}: {error}")
-            elif method in RESPONSE_DEFS:
-                self.violations.extend(validate(RESPONSE_DEFS[method], message.get("result")))
+            if message["id"] in self._methods:
+                self._check_response(message)
+            else:
+                self._unmatched[message["id"]] = message
+        else:
+            self.violations.append(f"neither a request, a notification nor a response: {message}")
+
+    def _check_response(self, message: dict[str, Any]) -> None:
+        method = self._methods[message["id"]]
+        if "error" in message:
+            error = message["error"]
+            if not (isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str)):
+                self.violations.append(f"malformed error for {method}: {error}")
+        elif method in RESPONSE_DEFS:
+            self.violations.extend(self.schemas.validate(RESPONSE_DEFS[method], message.get("result")))
+        else:
+            self.violations.append(f"no schema definition for the result of {method} (add it to RESPONSE_DEFS)")
+            return
+        self.validated += 1
+
+    def problems(self) -> list[str]:
+        unmatched = [f"response to a request never sent: {m}" for m in self._unmatched.values()]
+        return [*(f"error while validating: {e}" for e in self.errors), *self.violations, *unmatched]
+
+    def check(self) -> None:
+        """Fail (AssertionError) on any schema violation or any error raised while validating."""
+        problems = self.problems()
+        assert not problems, "ACP schema check failed:\n" + "\n".join(problems)
 
     def updates(self, session_id: str | None = None) -> list[dict[str, Any]]:
         return [
@@ -288,6 +354,11 @@ async def spawn_acp(env: dict[str, str], *, fs: bool = False, terminal: bool = F
         observers=[recorder.observe],
         use_unstable_protocol=True,
     ) as (conn, process):
-        yield AcpProcess(conn, process, client, recorder)
+        try:
+            yield AcpProcess(conn, process, client, recorder)
+        except BaseException as exc:  # the test failed anyway: say what the schema check saw too
+            if recorder.problems():
+                exc.add_note("ACP schema check:\n" + "\n".join(recorder.problems()))
+            raise
     # Every message the agent sent must validate; report them all at once.
-    assert not recorder.violations, "ACP schema violations:\n" + "\n".join(recorder.violations)
+    recorder.check()

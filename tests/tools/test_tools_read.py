@@ -165,3 +165,46 @@ async def test_relative_path_with_dotdot_staying_inside(call: Call, work_dir: Pa
     (work_dir / "d" / "f.txt").write_text("ok\n")
     result = await call(ReadFile(), path="d/../d/f.txt")
     assert result.output == "     1\tok\n"
+
+
+async def test_huge_line_is_cut_without_reading_it_all(call: Call, work_dir: Path) -> None:
+    (work_dir / "one.txt").write_text("€" * 3_000_000 + "\nafter\n")  # 9 MB on one line
+    result = await call(ReadFile(), path="one.txt")
+    assert result.output == f"     1\t{'€' * 2000}[...truncated]\n     2\tafter\n"
+    assert result.message == (
+        "Read 2 lines (1-2) of 2. 1 line(s) longer than 2000 characters were truncated. End of file reached."
+    )
+
+
+async def test_deep_offset_and_tail_of_a_big_file(call: Call, work_dir: Path) -> None:
+    (work_dir / "big.txt").write_text("".join(f"row {i}\n" for i in range(1, 400_001)))
+    result = await call(ReadFile(), path="big.txt", line_offset=399_999, n_lines=5)
+    assert result.output == numbered(399_999, ["row 399999", "row 400000"])
+    assert result.message == "Read 2 lines (399999-400000) of 400000. End of file reached."
+    result = await call(ReadFile(), path="big.txt", line_offset=-2)
+    assert result.output == numbered(399_999, ["row 399999", "row 400000"])
+    result = await call(ReadFile(), path="big.txt", line_offset=400_001)
+    assert result.is_error and result.message == (
+        "line_offset 400001 is past the end of the file, which has 400000 lines."
+    )
+
+
+async def test_not_utf8_only_where_read(call: Call, work_dir: Path) -> None:
+    (work_dir / "mixed.txt").write_bytes(b"fine\n" + b"caf\xe9\n")
+    result = await call(ReadFile(), path="mixed.txt", n_lines=1)
+    assert result.output == "     1\tfine\n"
+    assert result.message == "Read 1 line (1-1) of 2. Use line_offset=2 to continue."
+    result = await call(ReadFile(), path="mixed.txt", line_offset=2)
+    assert result.is_error and "is a binary file (or not UTF-8 text)" in result.message
+
+
+async def test_truncated_count_is_of_shown_lines(call: Call, work_dir: Path) -> None:
+    """Lines cut after the byte cap are not shown, so they are not counted as truncated either."""
+    (work_dir / "wide.txt").write_text(("w" * 3000 + "\n") * 100)
+    result = await call(ReadFile(), path="wide.txt")
+    shown = result.output.count("\n")
+    assert 40 < shown < 100
+    assert result.message == (
+        f"Read {shown} lines (1-{shown}) of 100. {shown} line(s) longer than 2000 characters were truncated. "
+        f"Output was truncated at 100 KiB. Use line_offset={shown + 1} to continue."
+    )

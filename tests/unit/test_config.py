@@ -182,6 +182,27 @@ BAD_CASES = {
         "image_in",
     ),
     "provider_type_missing": ("[providers.p]\nbase_url = 'x'\n", "at providers.p.type", "Field required"),
+    "provider_type_unknown": (
+        '[providers.foo]\ntype = "openai"\nbase_url = "https://api.openai.com/v1"\n',
+        "at providers.foo.type: unknown provider type 'openai'",
+        "(expected one of kimi, openai_legacy, anthropic)",
+    ),
+    "base_url_without_scheme": (
+        '[providers.foo]\ntype = "kimi"\nbase_url = "api.moonshot.cn/v1"\n',
+        "at providers.foo.base_url: 'api.moonshot.cn/v1' has no scheme",
+        "https://api.moonshot.cn/v1",
+    ),
+    "base_url_host_port_only": (
+        '[providers.ollama]\ntype = "openai_legacy"\nbase_url = "localhost:11434/v1"\n',
+        "at providers.ollama.base_url: 'localhost:11434/v1' has no scheme",
+        None,
+    ),
+    "base_url_other_scheme": (
+        '[providers.foo]\ntype = "kimi"\nbase_url = "ftp://files.example/v1"\n',
+        "at providers.foo.base_url",
+        "must start with http:// or https://",
+    ),
+    "base_url_without_host": ('[providers.foo]\ntype = "kimi"\nbase_url = "https://"\n', "at providers.foo.base_url", "no host"),
     "newline_in_key": (
         '[providers.p]\ntype = "kimi"\n[models."a\\nb"]\nprovider = "p"\nmodel = "m"\nmax_context_size = "x"\n',
         "at models.a\\nb.max_context_size",
@@ -386,3 +407,67 @@ def test_resolved_thinking_flags() -> None:
     assert resolved is not None and resolved.always_thinking and resolved.supports_thinking
     plain = resolve_model(config_with("kimi", model="kimi-k2"))
     assert plain is not None and not plain.always_thinking and not plain.supports_thinking
+
+
+# --------------------------------------------------------------------------- provider types and base URLs
+
+
+def test_unknown_provider_type_never_suggests_the_test_types() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(config_text='[providers.foo]\ntype = "openai"\n')
+    message = str(info.value)
+    assert message == (
+        "invalid config in --config at providers.foo.type: "
+        "unknown provider type 'openai' (expected one of kimi, openai_legacy, anthropic)"
+    )
+    assert "_echo" not in message
+
+
+@pytest.mark.parametrize("ptype", ["_echo", "_scripted_echo"])
+def test_test_provider_types_stay_valid_with_an_empty_base_url(ptype: str) -> None:
+    config = load_config(config_text=f'[providers.t]\ntype = "{ptype}"\nbase_url = ""\n').config
+    assert config.providers["t"].type == ptype
+
+
+@pytest.mark.parametrize("ptype", ["openai_responses", "gemini", "google_genai", "vertexai", "_chaos"])
+def test_kimi_code_cli_types_still_load(ptype: str) -> None:
+    """A config.toml shared with Kimi Code CLI may hold its other types; they fail only when used."""
+    config = load_config(config_text=f'[providers.k]\ntype = "{ptype}"\nbase_url = "https://x.example/v1"\n').config
+    assert config.providers["k"].type == ptype
+
+
+@pytest.mark.parametrize(
+    "base_url", ["", "https://api.moonshot.cn/v1", "http://localhost:11434/v1", "HTTPS://Example.com", "http://[::1]:8000/v1"]
+)
+def test_good_and_empty_base_urls_load(base_url: str) -> None:
+    config = load_config(config_text=json.dumps({"providers": {"p": {"type": "kimi", "base_url": base_url}}})).config
+    assert config.providers["p"].base_url == base_url
+
+
+def test_empty_base_url_filled_from_the_environment_still_works(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    resolved = resolve_model(config_with("openai_legacy", base_url=""))
+    assert resolved is not None and resolved.usable and resolved.provider.base_url == "http://127.0.0.1:9/v1"
+
+
+def test_audio_in_is_a_capability() -> None:
+    config = load_config(
+        config_text='[providers.p]\ntype = "_echo"\n[models.m]\nprovider = "p"\nmodel = "e"\n'
+        'max_context_size = 10\ncapabilities = ["audio_in"]\n'
+    ).config
+    resolved = resolve_model(config, "m")
+    assert resolved is not None and "audio_in" in resolved.capabilities
+
+
+def test_audio_in_from_kimi_model_capabilities(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KIMI_MODEL_CAPABILITIES", "audio_in, image_in, telepathy")
+    resolved = resolve_model(config_with("kimi"))
+    assert resolved is not None and resolved.capabilities == {"audio_in", "image_in"}
+
+
+def test_users_are_only_offered_the_public_provider_types() -> None:
+    from kimi_acp.llm import PUBLIC_PROVIDER_TYPES, TEST_PROVIDER_TYPES
+    from kimi_acp.login import KINDS
+
+    assert {kind.type for kind in KINDS} == set(PUBLIC_PROVIDER_TYPES)
+    assert not set(PUBLIC_PROVIDER_TYPES) & set(TEST_PROVIDER_TYPES)

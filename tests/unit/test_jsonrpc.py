@@ -113,25 +113,53 @@ def test_response_with_error() -> None:
     assert incoming.result is None
 
 
+def test_request_id_without_method_or_result_is_an_invalid_request() -> None:
+    err = parse_error('{"jsonrpc": "2.0", "id": "x"}')
+    assert (err.code, err.request_id) == (-32600, "x")
+    assert "missing method" in err.message
+
+
 @pytest.mark.parametrize(
     "message",
     [
-        {"jsonrpc": "2.0", "id": "x"},  # neither result nor error
         {"jsonrpc": "2.0", "id": "x", "result": 1, "error": {"code": 1, "message": "m"}},  # both
         {"jsonrpc": "2.0", "id": "x", "error": "boom"},  # error not an object
         {"jsonrpc": "2.0", "id": "x", "error": {"message": "no code"}},
         {"jsonrpc": "2.0", "id": "x", "error": {"code": "-1", "message": "string code"}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "your error"}},  # an error about an error
+        {"jsonrpc": "2.0", "result": 1},  # no id
+        {"jsonrpc": "1.0", "id": "x", "result": 1},
     ],
 )
-def test_malformed_response(message: dict[str, Any]) -> None:
-    err = parse_error(json.dumps(message))
-    assert err.code == -32600
-    assert err.message.startswith("Invalid response")
+def test_malformed_responses_are_never_answered(message: dict[str, Any]) -> None:
+    """Replying to a response (even a broken one) could start an endless exchange of errors."""
+    with pytest.raises(rpc.InvalidResponse):
+        parse_line(json.dumps(message))
 
 
-def test_message_without_method_or_id() -> None:
-    err = parse_error('{"jsonrpc": "2.0", "result": 1}')
-    assert err.code == -32600 and "missing method" in err.message
+@pytest.mark.parametrize("depth", [10, 99, 101, 1000, 5000, 100_000])
+@pytest.mark.parametrize("container", ["[]", "{}"])
+def test_any_nesting_depth_is_an_error_not_a_crash(depth: int, container: str) -> None:
+    inner = "[" * depth + "]" * depth if container == "[]" else '{"a":' * depth + "1" + "}" * depth
+    line = '{"jsonrpc": "2.0", "method": "prompt", "id": 1, "params": {"x": ' + inner + "}}"
+    if depth + 2 <= rpc.MAX_DEPTH:
+        assert parse_line(line).method == "prompt"
+        return
+    err = parse_error(line)
+    assert err.code in (-32700, -32600)
+    assert "nested" in err.message
+
+
+def test_lone_surrogates_become_replacement_characters() -> None:
+    incoming = parse_line(b'{"jsonrpc":"2.0","method":"m\\ud800","id":"\\udfff","params":{"\\uDBFF":"a\\ud83d\\ude80b\\ud800"}}')
+    assert incoming.method == "m\ufffd" and incoming.id == "\ufffd"
+    assert incoming.params == {"\ufffd": "a\U0001f680b\ufffd"}  # a valid pair stays one character
+    assert dumps(rpc.result_message(incoming.id, incoming.params)).decode("utf-8")
+
+
+def test_dumps_never_fails_on_a_lone_surrogate() -> None:
+    data = dumps(rpc.error_message("\ud800", JsonRpcError(-32601, "Method not found: \udc00")))
+    assert json.loads(data)["error"]["code"] == -32601
 
 
 def test_error_codes() -> None:

@@ -1,0 +1,36 @@
+"""What a turn ends with, and the internal signals that ride the message stream beside it.
+
+Kept apart from `agent.py` so the modules the turn loop calls (slash commands, compaction) can name
+these without importing the agent itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+TurnStatus = Literal["finished", "cancelled", "max_steps_reached"]
+
+
+@dataclass
+class TurnResult:
+    status: TurnStatus
+    steps: int | None = None  # set for max_steps_reached
+
+
+@dataclass(frozen=True)
+class ModeChanged:
+    """Internal (not a Wire message): yolo or plan mode changed, e.g. by a slash command."""
+
+    yolo: bool
+    plan_mode: bool
+
+
+@dataclass(frozen=True)
+class TitleChanged:
+    """Internal (not a Wire message): the session got its title."""
+
+    title: str
+
+
+INTERNAL_SIGNALS = (ModeChanged, TitleChanged)

@@ -1,0 +1,47 @@
+"""The first-try path of the README and the IDE examples: the steps a new user copies must work as
+written (PEP 668 systems, IDEs that do not search the shell's PATH, tests after their install)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def code_blocks(markdown: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", markdown, flags=re.S)
+
+
+def test_ide_examples_use_an_absolute_command() -> None:
+    for name in ("zed-settings.example.json", "jetbrains-acp.example.json"):
+        server = json.loads((ROOT / name).read_text())["agent_servers"]["Kimi"]
+        assert server["command"].startswith("/"), name  # a bare `kimi` is not found for venv/pipx installs
+        assert server["args"] == ["acp"]
+
+
+def test_acp_doc_shows_the_zed_example_file_verbatim() -> None:
+    example = json.loads((ROOT / "zed-settings.example.json").read_text())
+    shown = [json.loads(block) for block in code_blocks((ROOT / "docs/acp.md").read_text(), "json")]
+    assert example in shown
+
+
+def test_readme_install_works_on_externally_managed_pythons() -> None:
+    blocks = code_blocks((ROOT / "README.md").read_text(), "sh")
+    shell = "\n".join(blocks)
+    assert "pipx install ." in shell and "uv tool install ." in shell
+    assert "python3 -m venv .venv" in shell
+    for block in blocks:
+        lines = [line.split("#")[0].strip() for line in block.splitlines()]
+        for i, command in enumerate(lines):
+            if re.match(r"pip3? install", command):  # a bare pip only inside an activated venv
+                assert ". .venv/bin/activate" in lines[:i], block
+
+
+def test_readme_installs_the_dev_extras_before_running_the_tests() -> None:
+    readme = (ROOT / "README.md").read_text()
+    tests = readme.index("## Run the tests")
+    section = readme[tests:]
+    assert section.index("pip install -e '.[dev]'") < section.index("python -m pytest")
+    assert readme.index("python -m pytest") > tests  # not listed anywhere before its install

@@ -121,6 +121,9 @@ async def measure_start(b: Bench) -> None:
         "start.acp.ready", m, "ACP start → first session ready (initialize, session/new)", "ms"
     )
     wire_init = col.declare("start.wire.init", m, "Wire start → initialize", "ms", 150)
+    wire_ready = col.declare(
+        "start.wire.ready", m, "Wire start → first prompt answered (initialize, prompt)", "ms"
+    )
 
     async def acp_once() -> None:
         share = make_share(b.workspace, "start-acp", "scripted")
@@ -134,11 +137,18 @@ async def measure_start(b: Bench) -> None:
             await p.close()
 
     async def wire_once() -> None:
-        share = make_share(b.workspace, "start-wire", "scripted")
+        share = make_share(b.workspace, "start-wire", "scripted", scripts=[text_script(["ready"])])
         p = await spawn(b.impl.wire_cmd, share, extra=["--work-dir", str(share.work_dir)])
         try:
             _, reply = await wire_initialize(p)
             col.add(wire_init, ms(reply.received - p.started))
+            # the first prompt as soon as initialize is answered, as a client with one ready does
+            reply = await p.request("prompt", {"user_input": "hello"}, timeout=REQUEST_TIMEOUT)
+            result = reply.unwrap()
+            status = result.get("status") if isinstance(result, dict) else None
+            if status != "finished":
+                raise RuntimeError(f"prompt: status {status!r}, expected 'finished'")
+            col.add(wire_ready, ms(reply.received - p.started))
         finally:
             await p.close()
 
@@ -147,11 +157,11 @@ async def measure_start(b: Bench) -> None:
         if b.impl.acp_cmd:
             await guarded(b, [acp_init, acp_ready], acp_once())
         if b.impl.wire_cmd:
-            await guarded(b, [wire_init], wire_once())
+            await guarded(b, [wire_init, wire_ready], wire_once())
     if not b.impl.acp_cmd:
         col.na([acp_init, acp_ready], "no ACP command")
     if not b.impl.wire_cmd:
-        col.na(wire_init, "no Wire command")
+        col.na([wire_init, wire_ready], "no Wire command")
 
 
 # --------------------------------------------------------------------------- 2 sessions and memory

@@ -94,6 +94,14 @@ def _click_main() -> None:
     @click.option("--thinking/--no-thinking", default=None, help="Turn the model's thinking on or off.")
     @click.option("-y", "--yolo", "--yes", "--auto-approve", "yolo", is_flag=True, help="Approve every action.")
     @click.option("--max-steps-per-turn", type=click.IntRange(min=1), help="Stop a turn after this many steps.")
+    @click.option(
+        "--mcp-config-file", "mcp_config_files", multiple=True, type=click.Path(dir_okay=False),
+        help="MCP servers from this JSON file ({\"mcpServers\": {...}}, as mcp.json); repeatable.",
+    )  # fmt: skip
+    @click.option(
+        "--mcp-config", "mcp_configs", multiple=True,
+        help="MCP servers as a JSON string (the mcp.json format); repeatable.",
+    )  # fmt: skip
     @click.pass_context
     def cli(ctx: click.Context, wire: bool, **options: Any) -> None:
         if ctx.invoked_subcommand is not None:
@@ -138,4 +146,7 @@ def _click_main() -> None:
 
         sys.exit(print_sessions(work_dir or str(Path.cwd()), as_json))
 
+    from .mcp.cli import build_mcp_group
+
+    cli.add_command(build_mcp_group())
     cli(prog_name="kimi")

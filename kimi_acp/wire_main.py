@@ -26,6 +26,8 @@ _VALUE_OPTIONS = {
     "-m": "model", "--model": "model",
     "--max-steps-per-turn": "max_steps_per_turn",
 }  # fmt: skip
+# Repeatable: each occurrence adds to a list.
+_LIST_OPTIONS = {"--mcp-config-file": "mcp_config_files", "--mcp-config": "mcp_configs"}
 _FLAGS = {
     "--wire": ("wire", True),
     "-C": ("continue_last", True), "--continue": ("continue_last", True),
@@ -38,6 +40,7 @@ def default_options() -> dict[str, Any]:
     return {
         "work_dir": None, "session_id": None, "continue_last": False, "config_file": None, "config_text": None,
         "model": None, "thinking": None, "yolo": False, "max_steps_per_turn": None,
+        "mcp_config_files": (), "mcp_configs": (),
     }  # fmt: skip
 
 
@@ -55,7 +58,7 @@ def parse_fast(argv: list[str]) -> dict[str, Any] | None:
                 wire = True
             else:
                 options[key] = value
-        elif name in _VALUE_OPTIONS:
+        elif name in _VALUE_OPTIONS or name in _LIST_OPTIONS:
             if eq:
                 value = inline
             elif i + 1 < len(argv):
@@ -63,7 +66,11 @@ def parse_fast(argv: list[str]) -> dict[str, Any] | None:
                 value = argv[i]
             else:
                 return None
-            options[_VALUE_OPTIONS[name]] = value
+            if name in _LIST_OPTIONS:
+                key = _LIST_OPTIONS[name]
+                options[key] = (*options[key], value)
+            else:
+                options[_VALUE_OPTIONS[name]] = value
         else:
             return None
         i += 1
@@ -133,6 +140,8 @@ def _prepare(
     thinking: bool | None,
     yolo: bool,
     max_steps_per_turn: int | None,
+    mcp_config_files: tuple[str, ...] = (),
+    mcp_configs: tuple[str, ...] = (),
 ) -> _Prepared:
     """Validate the options and build the session's agent (runs in the preload thread)."""
     import asyncio  # noqa: F401  (imported here, off the main thread)
@@ -146,6 +155,12 @@ def _prepare(
         raise StartupError(str(exc)) from None
     if model and model not in loaded.config.models:
         raise StartupError(f"model {model!r} is not defined in [models] of {loaded.path or '--config'}")
+    from .mcp.config import McpConfigError, load_flag_servers, resolve_servers
+
+    try:  # strict: a bad --mcp-config-file is an option error, like a bad --config-file
+        mcp_servers = resolve_servers(flags=load_flag_servers(mcp_config_files, mcp_configs))
+    except McpConfigError as exc:
+        raise StartupError(str(exc)) from None
     directory = Path(work_dir).expanduser() if work_dir else Path.cwd()
     if not directory.is_dir():
         raise StartupError(f"work dir {directory} does not exist or is not a directory")
@@ -172,6 +187,13 @@ def _prepare(
         max_steps_per_turn=max_steps_per_turn,
     )
     core.approvals.runtime_yolo = yolo or loaded.config.default_yolo
+    if mcp_servers.servers or mcp_servers.problems:
+        from .mcp.session import attach  # only with servers: nothing of MCP is loaded otherwise
+
+        try:
+            attach(core, mcp_servers)
+        except McpConfigError as exc:  # a bad [mcp.client] in config.toml
+            raise StartupError(str(exc)) from None
     return _Prepared(core, WireServer)
 
 
@@ -184,5 +206,9 @@ async def _serve(prepared: _Prepared, started: Any) -> int:
     from .early import warm_up_model_in_background
 
     warm_up_model_in_background(prepared.core.resolved_model())
+    for service in prepared.core.services:
+        start = getattr(service, "start", None)
+        if start is not None:
+            start()  # MCP servers connect while the client gets ready; the first turn waits
     await server.serve()
     return 0

@@ -49,3 +49,17 @@ def work_dir(tmp_path: Path) -> Path:
     directory = tmp_path / "project"
     directory.mkdir()
     return directory
+
+
+@pytest.fixture
+def share(tmp_path: Path) -> Path:
+    """A fresh share dir for a spawned `kimi acp` (passed in its env, see `acp_fixtures.acp_env`)."""
+    directory = tmp_path / "share"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
+def project(work_dir: Path) -> Path:
+    """The ACP tests' name for the session's working directory."""
+    return work_dir

@@ -70,8 +70,8 @@ def agent_capabilities() -> dict[str, Any]:
     return {
         "loadSession": True,
         "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-        # MCP servers from the client are not connected yet: advertise nothing rather than fail later.
-        "mcpCapabilities": {"http": False, "sse": False},
+        # Stdio, streamable HTTP and SSE servers from the client are all connected (kimi_acp/mcp).
+        "mcpCapabilities": {"http": True, "sse": True},
         "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}, "delete": {}},
     }
 

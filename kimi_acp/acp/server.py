@@ -12,6 +12,7 @@ import asyncio
 import base64
 import logging
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +21,17 @@ from acp import RequestError
 from .. import sessions
 from ..config import ConfigError, LoadedConfig, load_config, resolve_model
 from ..core.agent import AgentCore
+from ..mcp.config import McpConfigError, ResolvedServers, parse_acp_servers, resolve_servers
 from .errors import auth_required, internal_error, invalid_params, session_not_found
 from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
 from .kaos import AcpKaos, ClientCapabilities
-from .mcp_params import MCP_METHODS, check_mcp_servers
 from .options import OptionError, apply_mode, apply_option, config_options, modes_state
 from .session import AcpSession
 from .transport import StdioTransport
 
 log = logging.getLogger(__name__)
 LIST_PAGE_SIZE = 50
+MCP_METHODS = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
 
 
 class AcpServer:
@@ -82,27 +84,29 @@ class AcpServer:
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
         loaded = self._usable_config()
         work_dir = _work_dir(cwd)
-        _ignore_mcp(mcp_servers)
+        servers = _mcp_servers(mcp_servers)
         session = sessions.create(work_dir)
-        acp_session = self._open(session, loaded)
+        acp_session = self._open(session, loaded, servers)
         return self._opened(acp_session, {"sessionId": session.id})
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
         loaded = self._usable_config()
-        _ignore_mcp(mcp_servers)
-        acp_session = self._get_or_open(session_id, cwd, loaded)
+        servers = _mcp_servers(mcp_servers)
+        acp_session = self._get_or_open(session_id, cwd, loaded, servers)
+        await acp_session.use_mcp_servers(servers)
         acp_session.replay()
         return self._opened(acp_session, {})
 
     async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
         loaded = self._usable_config()
-        _ignore_mcp(mcp_servers)
-        acp_session = self._get_or_open(session_id, cwd, loaded)
+        servers = _mcp_servers(mcp_servers)
+        acp_session = self._get_or_open(session_id, cwd, loaded, servers)
+        await acp_session.use_mcp_servers(servers)
         return self._opened(acp_session, {})
 
     async def fork_session(self, session_id: str, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
         loaded = self._usable_config()
-        _ignore_mcp(mcp_servers)
+        servers = _mcp_servers(mcp_servers)
         source = self.sessions.get(session_id)
         if source is not None:
             source.core.recorder.flush()
@@ -118,7 +122,7 @@ class AcpServer:
         title = original.state.custom_title or original.title()
         fork.state.custom_title = f"{title} (fork)" if title != "Untitled" else None
         fork.save_state()
-        acp_session = self._open(fork, loaded)
+        acp_session = self._open(fork, loaded, servers)
         return self._opened(acp_session, {"sessionId": fork.id})
 
     async def close_session(self, session_id: str, **_: Any) -> dict[str, Any]:
@@ -149,7 +153,7 @@ class AcpServer:
     def check_session_params(self, method: str, params: dict[str, Any]) -> None:
         """What the SDK would silently repair: invalid `mcpServers` entries are dropped by it."""
         if method in MCP_METHODS and "mcpServers" in params:
-            check_mcp_servers(params["mcpServers"])
+            _mcp_servers_checked(params["mcpServers"])
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict[str, Any]:
         if cwd is not None:
@@ -173,22 +177,28 @@ class AcpServer:
             result["nextCursor"] = _encode_cursor(start + LIST_PAGE_SIZE)
         return result
 
-    def _open(self, session: sessions.Session, loaded: LoadedConfig) -> AcpSession:
+    def _open(self, session: sessions.Session, loaded: LoadedConfig, servers: ResolvedServers | None = None) -> AcpSession:
         kaos = AcpKaos(self.connection, session.id, self.capabilities)
         core = AgentCore(session=session, loaded_config=loaded, kaos=kaos)
         core.approvals.runtime_yolo = loaded.config.default_yolo
         acp_session = AcpSession(self, core)
         kaos.on_terminal = acp_session.on_terminal
+        try:
+            acp_session.attach_mcp(servers if servers is not None else _mcp_servers(None))
+        except McpConfigError as exc:  # a bad [mcp.client] in config.toml
+            raise internal_error("Invalid configuration", str(exc)) from None
         self.sessions[session.id] = acp_session
         return acp_session
 
-    def _get_or_open(self, session_id: str, cwd: str | None, loaded: LoadedConfig | None = None) -> AcpSession:
+    def _get_or_open(
+        self, session_id: str, cwd: str | None, loaded: LoadedConfig | None = None, servers: ResolvedServers | None = None
+    ) -> AcpSession:
         """The open session, or the one on disk opened now (no await inside: no race to open twice)."""
         existing = self.sessions.get(session_id)
         if existing is not None:
             return existing
         session = _find_session(session_id, cwd)
-        return self._open(session, loaded or self._usable_config())
+        return self._open(session, loaded or self._usable_config(), servers)
 
     def _opened(self, acp_session: AcpSession, result: dict[str, Any]) -> dict[str, Any]:
         """Add modes and options to a response; commands follow once the response is out."""
@@ -250,6 +260,9 @@ class AcpServer:
             acp_session.cancel()
         if open_sessions:
             await asyncio.gather(*(s.close() for s in open_sessions), return_exceptions=True)
+        manager = sys.modules.get("kimi_acp.mcp.manager")  # loaded only if a session had servers
+        if manager is not None:
+            await manager.close_all()
 
 
 def _work_dir(cwd: str) -> Path:
@@ -273,9 +286,20 @@ def _find_session(session_id: str, cwd: str | None) -> sessions.Session:
     return found
 
 
-def _ignore_mcp(mcp_servers: Any) -> None:
-    if mcp_servers:
-        log.info("ignoring %d MCP server(s) from the client: MCP is not supported yet", len(mcp_servers))
+def _mcp_servers_checked(raw: Any) -> None:
+    """The client's `mcpServers` as sent: a bad entry is -32602 naming it (the SDK would drop it)."""
+    try:
+        parse_acp_servers(raw)
+    except McpConfigError as exc:
+        raise RequestError(-32602, f"Invalid params: {exc}", {"mcpServers": str(exc)}) from None
+
+
+def _mcp_servers(mcp_servers: Any) -> ResolvedServers:
+    """The session's servers: the client's (already checked by the guard) over mcp.json's."""
+    try:
+        return resolve_servers(session=mcp_servers)
+    except McpConfigError as exc:
+        raise RequestError(-32602, f"Invalid params: {exc}", {"mcpServers": str(exc)}) from None
 
 
 def _encode_cursor(offset: int) -> str:

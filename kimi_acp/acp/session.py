@@ -21,7 +21,15 @@ from ..core.slash import COMMANDS
 from ..llm.errors import ChatProviderError
 from ..sessions import iso_time
 from ..wire.file import read_wire_file
-from ..wire.types import ApprovalRequest, ApprovalResponse, QuestionRequest, QuestionResponse, Request
+from ..wire.types import (
+    ApprovalRequest,
+    ApprovalResponse,
+    MCPLoadingEnd,
+    QuestionRequest,
+    QuestionResponse,
+    Request,
+    StatusUpdate,
+)
 from .convert import prompt_to_user_input
 from .errors import auth_required, internal_error, invalid_params
 from .handshake import auth_methods
@@ -51,12 +59,43 @@ class AcpSession:
         self.server = server
         self.core = core
         self.id = core.session.id
-        self._mapper = UpdateMapper(core.work_dir, approvals=core.approvals)
+        self._mapper = UpdateMapper(core.work_dir, approvals=core.approvals, tool_titles=self._tool_title)
         self._live = False  # turn updates flow only while a prompt is being answered
         self._turn_lock = asyncio.Lock()
         self._generation = 0  # bumped by cancel: prompts queued before it are cancelled too
         self._permissions: set[asyncio.Task[None]] = set()
         self._unsubscribe = core.stream.subscribe(self._on_message)
+        self.mcp: Any = None  # the session's McpService, when it has MCP servers
+
+    # ------------------------------------------------------------------ MCP servers
+
+    def attach_mcp(self, servers: Any) -> None:
+        """Connect the session's MCP servers in the background (nothing happens without any)."""
+        if not servers.servers and not servers.problems:
+            return
+        from ..mcp.session import attach  # only sessions with servers load the MCP layer
+
+        self.mcp = attach(self.core, servers)
+        if self.mcp is not None:
+            self.mcp.start()
+
+    async def use_mcp_servers(self, servers: Any) -> None:
+        """load / resume of an open session: switch to the list the client gave this time."""
+        if self.mcp is None:
+            self.attach_mcp(servers)
+        else:
+            await self.mcp.update(servers)
+
+    def _tool_title(self, name: str) -> str | None:
+        """A tool's own card title (MCP tools: "server: tool"), if it has one."""
+        return getattr(self.core.toolset.get(name), "title", None)
+
+    def _announce_mcp(self) -> None:
+        """Tell the user which servers connected or failed (once per state), as a chat notice."""
+        lines = self.mcp.unannounced() if self.mcp is not None else []
+        if lines:
+            text = "".join(f"> {line}\n" for line in lines) + "\n"
+            self.send_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
 
     # ------------------------------------------------------------------ outbound
 
@@ -92,6 +131,8 @@ class AcpSession:
             return
         for update in self._mapper.map(message):
             self.send_update(update)
+        if isinstance(message, MCPLoadingEnd) or (isinstance(message, StatusUpdate) and message.mcp_status is not None):
+            self._announce_mcp()
 
     def on_terminal(self, tool_call_id: str, terminal_id: str) -> None:
         """A command started in a client terminal: show it inside its tool call card."""

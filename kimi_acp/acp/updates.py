@@ -16,6 +16,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Literal
 
 from ..wire.types import (
@@ -75,16 +76,29 @@ class UpdateMapper:
     unless a terminal is embedded. It is never `in_progress` while a permission request is open.
     """
 
-    def __init__(self, cwd: Path, *, replay: bool = False, approvals: ApprovalState | None = None) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        *,
+        replay: bool = False,
+        approvals: ApprovalState | None = None,
+        tool_titles: Callable[[str], str | None] | None = None,
+    ) -> None:
+        """`tool_titles(name)` names tools the mapper cannot know, e.g. "server: tool" for MCP."""
         self.cwd = cwd
         self.replay = replay
         self.approvals = approvals
+        self._tool_titles = tool_titles
         self._turn = uuid.uuid4().hex[:8]
         self._calls: dict[str, _Call] = {}
         self._asking: dict[str, str] = {}  # open permission request id -> LLM tool call id
         self._open: _Call | None = None
         self.shown_output = False  # any agent text sent this turn (errors then need a visible note)
         self.last_usage: Update | None = None
+
+    def _title(self, name: str, arguments: str) -> str:
+        custom = self._tool_titles(name) if self._tool_titles is not None else None
+        return custom or tool_title(name, arguments, self.cwd)
 
     def begin_turn(self) -> None:
         self._turn = uuid.uuid4().hex[:8]
@@ -187,7 +201,7 @@ class UpdateMapper:
         if message.id in self._calls:  # an id reused within one turn still gets its own card
             call.acp_id = f"{call.acp_id}#{len(self._calls)}"
         self._calls[message.id] = call
-        call.title = tool_title(name, call.arguments, self.cwd)
+        call.title = self._title(name, call.arguments)
         arguments = parse_arguments(call.arguments)
         update: Update = {
             "sessionUpdate": "tool_call",
@@ -207,7 +221,7 @@ class UpdateMapper:
         if call is None or not message.arguments_part:
             return []
         call.chunks.append(message.arguments_part)
-        title = tool_title(call.name, call.arguments, self.cwd)
+        title = self._title(call.name, call.arguments)
         if title == call.title:
             return []  # nothing the user would see changed: no update per argument chunk
         call.title = title
@@ -219,7 +233,7 @@ class UpdateMapper:
             return []
         call.closed = True
         arguments = parse_arguments(call.arguments)
-        call.title = tool_title(call.name, call.arguments, self.cwd)
+        call.title = self._title(call.name, call.arguments)
         update: Update = {
             "sessionUpdate": "tool_call_update",
             "toolCallId": call.acp_id,

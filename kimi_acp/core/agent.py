@@ -51,6 +51,7 @@ from .context import Context
 from .errors import LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
 from .messages import assistant_message, estimate_tokens, tool_result_message, user_message
 from .prompt import build_system_prompt
+from .services import TurnService
 from .slash import parse_slash
 from .slash_commands import INIT_PROMPT, run_slash_command
 from .stream import MessageStream
@@ -132,6 +133,7 @@ class AgentCore:
         self._turn_state: Literal["idle", "starting", "running"] = "idle"
         self._cancel_before_start = False
         self._requests: dict[int, Request] = {}  # open requests of tools, by id()
+        self.services: list[TurnService] = []  # e.g. the session's MCP servers (see services.py)
         if self.context.is_new:
             self.context.start(build_system_prompt(session.work_dir, self.toolset.names()))
             self.context.close()
@@ -251,6 +253,11 @@ class AgentCore:
                 pass
         self.recorder.close()
         self.context.close()
+        for service in self.services:
+            try:
+                await service.aclose()
+            except Exception:
+                log.exception("closing %s failed", type(service).__name__)
         if self._provider is not None:
             await self._provider.aclose()
             self._provider = None
@@ -311,6 +318,8 @@ class AgentCore:
             self.context.close()
 
     async def _agent_loop(self, provider: ChatProvider) -> TurnResult:
+        for service in self.services:
+            await service.before_turn(self.stream.send)
         step = 0
         while True:
             step += 1

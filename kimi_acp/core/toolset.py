@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from ..llm.types import ToolSpec
 from ..tools.base import Tool, ToolContext, ToolRejectedError, tool_error
-from ..tools.external import ExternalTool
+from ..tools.external import ExternalTool, SchemaTool
 from ..wire.serde import describe_validation_error
 from ..wire.types import ToolCall, ToolReturnValue
 
@@ -49,12 +49,13 @@ def rejection_result(feedback: str | None) -> ToolReturnValue:
 
 class Toolset:
     def __init__(self, tools: list[Tool]) -> None:
-        self._tools: dict[str, Tool | ExternalTool] = {t.name: t for t in tools}
+        self._tools: dict[str, Tool | SchemaTool] = {t.name: t for t in tools}
         self._builtin_names = frozenset(self._tools)
+        self._mcp_names: set[str] = set()
         self.hidden: set[str] = set()
         self.plan_mode = lambda: False  # the core points this at the session's plan mode
 
-    def get(self, name: str) -> Tool | ExternalTool | None:
+    def get(self, name: str) -> Tool | SchemaTool | None:
         return self._tools.get(name)
 
     def names(self) -> list[str]:
@@ -74,9 +75,27 @@ class Toolset:
         """Add (or replace) a client tool; raises ValueError with the reason when refused."""
         if not isinstance(name, str) or not name:
             raise ValueError("a tool name is required")
+        if name in self._mcp_names:
+            raise ValueError("conflicts with MCP tool")
         if name in self._builtin_names or (name in self._tools and not isinstance(self._tools[name], ExternalTool)):
             raise ValueError("conflicts with builtin tool")
         self._tools[name] = ExternalTool(name, description, parameters)
+
+    def reserved_names(self) -> frozenset[str]:
+        """Names MCP tools must not take: the built-in and client tools."""
+        return frozenset(n for n in self._tools if n not in self._mcp_names)
+
+    def set_mcp_tools(self, tools: Iterable[SchemaTool]) -> None:
+        """Replace the session's MCP tools with `tools` (the MCP layer names them clash-free)."""
+        for name in self._mcp_names:
+            self._tools.pop(name, None)
+        self._mcp_names = set()
+        for tool in tools:
+            if tool.name in self._tools:
+                log.warning("MCP tool %s skipped: the name is taken", tool.name)
+                continue
+            self._tools[tool.name] = tool
+            self._mcp_names.add(tool.name)
 
     async def handle(self, call: ToolCall, make_context: Callable[[str], ToolContext]) -> ToolOutcome:
         name = call.function.name
@@ -103,7 +122,7 @@ class Toolset:
             )
         ctx = make_context(name)
         try:
-            if isinstance(tool, ExternalTool):
+            if isinstance(tool, SchemaTool):
                 reason = tool.validation_error(arguments)
                 if reason:
                     return ToolOutcome(

@@ -1,4 +1,7 @@
-"""Tools a Wire client registers at `initialize`: the model calls them, the client runs them."""
+"""Tools a Wire client registers at `initialize`: the model calls them, the client runs them.
+
+`SchemaTool` is their JSON-Schema-validated base, shared with MCP tools (`kimi_acp/mcp/tool.py`).
+"""
 
 from __future__ import annotations
 
@@ -24,35 +27,51 @@ class InvalidToolSchema(ValueError):
     """The `parameters` of an external tool is not a usable JSON Schema."""
 
 
-class ExternalTool:
-    """A client-side tool. Arguments are checked against its schema before the client sees them."""
+class SchemaTool:
+    """A tool described by a JSON Schema rather than a params model (client tools, MCP tools).
 
-    def __init__(self, name: str, description: str, parameters: dict[str, Any]) -> None:
+    Arguments are checked against the schema before `run` sees them. `lenient` keeps a tool whose
+    schema does not check (some MCP servers publish sloppy ones): it then runs unvalidated and the
+    server judges the arguments.
+    """
+
+    def __init__(self, name: str, description: str, parameters: dict[str, Any], *, lenient: bool = False) -> None:
         if not isinstance(parameters, dict):
             raise InvalidToolSchema("parameters must be a JSON Schema object")
         cls = _validator_class()
         from jsonschema.exceptions import SchemaError
 
+        self._validator: Any = None
         try:
             cls.check_schema(parameters)
+            self._validator = cls(parameters)
         except SchemaError as exc:
-            raise InvalidToolSchema(f"invalid JSON Schema: {exc.message}") from None
+            if not lenient:
+                raise InvalidToolSchema(f"invalid JSON Schema: {exc.message}") from None
         self.name = name
         self.description = description
         self.parameters = parameters
-        self._validator = cls(parameters)
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
 
     def validation_error(self, arguments: Any) -> str | None:
         """A one-line reason the arguments do not match the schema, or None."""
+        if self._validator is None:
+            return None
         errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
         if not errors:
             return None
         first = errors[0]
         where = "/".join(str(p) for p in first.path)
         return f"{where}: {first.message}" if where else first.message
+
+    async def run(self, arguments_json: str, ctx: ToolContext) -> ToolReturnValue:
+        raise NotImplementedError
+
+
+class ExternalTool(SchemaTool):
+    """A client-side tool. Arguments are checked against its schema before the client sees them."""
 
     async def run(self, arguments_json: str, ctx: ToolContext) -> ToolReturnValue:
         if ctx.send_request is None:

@@ -12,20 +12,6 @@ StartWire = Callable[..., Awaitable[WireProcess]]
 
 
 @pytest.fixture
-def share(tmp_path: Path) -> Path:
-    """A fresh share dir for a spawned `kimi acp` (passed in its env, see `acp_fixtures.acp_env`)."""
-    directory = tmp_path / "share"
-    directory.mkdir()
-    return directory
-
-
-@pytest.fixture
-def project(work_dir: Path) -> Path:
-    """The ACP tests' name for the session's working directory."""
-    return work_dir
-
-
-@pytest.fixture
 def share_dir() -> Path:
     return Path(os.environ["KIMI_SHARE_DIR"])
 

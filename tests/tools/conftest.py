@@ -12,38 +12,8 @@ import pytest
 from kimi_acp.kaos.local import LocalKaos
 from kimi_acp.tools.base import Tool, ToolContext, ToolRejectedError
 from kimi_acp.wire.types import DisplayBlock, TodoDisplayItem, ToolReturnValue
+from tests.support.approver import ApprovalCall, FakeApprover  # noqa: F401  (tests import them from here)
 from tests.support.processes import pid_alive
-
-
-@dataclass
-class ApprovalCall:
-    tool_call_id: str
-    sender: str
-    action: str
-    description: str
-    display: list[Any]
-
-
-@dataclass
-class FakeApprover:
-    """Records every request; approves unless told to reject (optionally with feedback)."""
-
-    requests: list[ApprovalCall] = field(default_factory=list)
-    reject: bool = False
-    feedback: str | None = None
-
-    async def request(
-        self,
-        *,
-        tool_call_id: str,
-        sender: str,
-        action: str,
-        description: str,
-        display: Sequence[DisplayBlock],
-    ) -> None:
-        self.requests.append(ApprovalCall(tool_call_id, sender, action, description, list(display)))
-        if self.reject:
-            raise ToolRejectedError(self.feedback)
 
 
 @dataclass

@@ -17,12 +17,14 @@ SAME = [
     ["--wire", "-C", "--config", '{"default_model": ""}', "--thinking", "-y"],
     ["--resume", "abc", "--wire", "--auto-approve", "--yes", "--model=m"],
     ["--wire", "-r", "abc", "--continue"],
+    ["--wire", "--mcp-config-file", "/tmp/a.json", "--mcp-config-file=/tmp/b.json", "--mcp-config", '{"mcpServers": {}}'],
 ]
 FALLBACK = [
     ["--wire", "--help"],
     ["--wire", "--unknown"],
     ["--wire", "--max-steps-per-turn", "0"],
     ["--wire", "--model"],
+    ["--wire", "--mcp-config-file"],
     ["--wire", "-wDIR"],
     ["--wire", "info"],
     ["--work-dir", "/tmp"],

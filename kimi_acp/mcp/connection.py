@@ -1,0 +1,579 @@
+"""One MCP server of one session: connect (bounded), list tools, call them, notice death, close.
+
+The SDK's transports and `ClientSession` are anyio context managers that must be entered and left
+by the same task, so each connection attempt ("generation") runs in a runner task of its own that
+holds them open until told to stop or until the transport ends. Calls come from tool tasks and
+race the generation's end, so a call never waits on a dead server. A server that was connected and
+dies is reconnected once, on the next call; a call already sent is never replayed (it may have
+had effects), unless the connection was refused before the request could reach the server.
+
+The `mcp` SDK is imported here, inside functions only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import procs
+from .config import McpServerConfig, RemoteServerConfig, StdioServerConfig, redact
+from .redaction import install_log_redaction, register_secrets
+from .status import ServerState, ServerStatus
+
+log = logging.getLogger(__name__)
+
+CLOSE_GRACE_S = 5.0  # a clean transport shutdown (stdio: EOF, wait, SIGTERM, SIGKILL) fits in this
+STDERR_TAIL_LINES = 20
+STDERR_LOG_LINES = 200  # per generation, so a chatty server cannot flood kimi.log
+_CONNECTION_CLOSED = -32000  # mcp.types.CONNECTION_CLOSED
+
+
+class McpCallError(Exception):
+    """A call that could not be made or did not finish; the message is for the model (redacted)."""
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """A tool as the server lists it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class _Lost(Exception):
+    def __init__(self, reason: str, undelivered: bool) -> None:
+        super().__init__(reason)
+        self.undelivered = undelivered
+
+
+@dataclass
+class _Generation:
+    """One connection attempt and, if it succeeds, its life until the transport ends."""
+
+    ready: asyncio.Future[None]
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    runner: asyncio.Task[None] | None = None
+    session: Any = None
+    error: BaseException | None = None
+    pids: list[int] = field(default_factory=list)
+    connected: bool = False
+
+
+class McpConnection:
+    """The client side of one configured server. `state` and `tools` are what the status shows."""
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        *,
+        connect_timeout: float,
+        call_timeout: float = 60.0,
+        cwd: Path | None = None,
+        on_change: Callable[[McpConnection], None] = lambda _c: None,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.connect_timeout = connect_timeout
+        self.call_timeout = call_timeout
+        self.cwd = cwd
+        self.on_change = on_change
+        self.state: ServerState = "pending"
+        self.error: str | None = None
+        self.tools: tuple[RemoteTool, ...] = ()
+        self.ever_connected = False
+        self._gen: _Generation | None = None
+        self._connecting: asyncio.Task[None] | None = None
+        self._may_reconnect = False
+        self._closed = False
+        self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._background: set[asyncio.Task[None]] = set()
+        register_secrets(config.secrets())
+
+    # ------------------------------------------------------------------ status
+
+    def status(self, tool_names: tuple[str, ...] = ()) -> ServerStatus:
+        return ServerStatus(
+            name=self.name,
+            status=self.state,
+            tools=tool_names,
+            error=self.error,
+            transport=self.config.transport,
+            origin=self.config.origin,
+        )
+
+    def _set(self, state: ServerState, error: str | None = None) -> None:
+        self.state = state
+        self.error = error
+        try:
+            self.on_change(self)
+        except Exception:
+            log.exception("MCP status callback failed")
+
+    # ------------------------------------------------------------------ connecting
+
+    def start(self) -> asyncio.Task[None]:
+        """Begin connecting now (state `connecting` at once) unless an attempt is under way."""
+        if self._connecting is None or self._connecting.done():
+            self._set("connecting")
+            self._connecting = asyncio.create_task(self._connect_once(), name=f"mcp-connect-{self.name}")
+        return self._connecting
+
+    async def connect(self) -> None:
+        """Connect (or wait for the attempt in progress). Never raises: failures become `state`."""
+        if self._closed:
+            return
+        await asyncio.shield(self.start())
+
+    async def _connect_once(self) -> None:
+        loop = asyncio.get_running_loop()
+        gen = _Generation(ready=loop.create_future())
+        gen.ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # never "not retrieved"
+        self._gen = gen
+        gen.runner = asyncio.create_task(self._run(gen), name=f"mcp-{self.name}")
+        waiter = asyncio.ensure_future(gen.ready)
+        try:
+            done, _ = await asyncio.wait({waiter}, timeout=self.connect_timeout)
+        except asyncio.CancelledError:
+            await self._end(gen, kill=True)
+            raise
+        if waiter in done and waiter.exception() is None:
+            gen.connected = True
+            self.ever_connected = True
+            log.info("MCP server %r connected (%d tools)", self.name, len(self.tools))
+            self._set("connected")
+            return
+        if waiter in done:
+            reason = self._describe_error(waiter.exception())
+        else:
+            waiter.cancel()
+            reason = f"no answer within {self.connect_timeout:g} s (connect timeout)"
+        await self._end(gen, kill=True)
+        if self._closed:
+            return
+        log.warning("MCP server %r failed to start: %s", self.name, reason)
+        self._set("failed", reason)
+
+    async def _run(self, gen: _Generation) -> None:
+        """The runner: owns the transport and the session for one generation."""
+        import anyio
+
+        install_log_redaction()
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await self._open_transport(stack, gen)
+                forward_send, forward_receive = anyio.create_memory_object_stream[Any](0)
+                group = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(group.cancel_scope.cancel)
+                group.start_soon(self._forward, gen, read, forward_send)
+                session = await stack.enter_async_context(self._client_session(forward_receive, write))
+                await session.initialize()
+                tools = await _list_tools(session)
+                if gen.ready.done():  # the attempt timed out meanwhile and is being ended
+                    return
+                self.tools = tools
+                gen.session = session
+                gen.ready.set_result(None)
+                await gen.wake.wait()
+        except BaseException as exc:  # noqa: BLE001 - a runner ends with its reason, whatever it is
+            gen.error = exc
+            if not gen.ready.done():
+                gen.ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
+        finally:
+            gen.session = None
+            for pid in gen.pids:
+                procs.release(pid)
+            gen.ended.set()
+            if gen.connected and not gen.stop.is_set() and not self._closed:
+                self._lost(gen)
+
+    async def _forward(self, gen: _Generation, read: Any, out: Any) -> None:
+        """Pass the transport's messages on; its end is how a dead server is noticed."""
+        import anyio
+
+        try:
+            async with out:
+                async for item in read:
+                    await out.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            pass
+        finally:
+            gen.wake.set()
+
+    def _lost(self, gen: _Generation) -> None:
+        reason = "the server closed the connection"
+        if gen.error is not None and not isinstance(gen.error, asyncio.CancelledError):
+            reason = self._describe_error(gen.error)
+        elif isinstance(self.config, StdioServerConfig):
+            reason = "the server process exited"
+            tail = self._stderr_tail()
+            if tail:
+                reason += f"; its last output: {tail}"
+        self._may_reconnect = True
+        log.warning("MCP server %r lost: %s (will reconnect once on the next call)", self.name, reason)
+        self._set("failed", reason)
+
+    async def _open_transport(self, stack: contextlib.AsyncExitStack, gen: _Generation) -> tuple[Any, Any]:
+        cfg = self.config
+        if isinstance(cfg, StdioServerConfig):
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            procs.install_pid_hook()
+            params = StdioServerParameters(
+                command=cfg.command,
+                args=list(cfg.args),
+                env=dict(cfg.env) or None,
+                cwd=cfg.cwd or (str(self.cwd) if self.cwd else None),
+            )
+            errlog = await stack.enter_async_context(_StderrPipe(self))
+            with procs.capture_pids(gen.pids):
+                streams = await stack.enter_async_context(stdio_client(params, errlog=errlog.writer))
+            for pid in gen.pids:
+                procs.register(pid)
+            errlog.close_writer()  # the child has its copy; ours would keep the pipe open forever
+            return streams[0], streams[1]
+        assert isinstance(cfg, RemoteServerConfig)
+        if cfg.auth:
+            raise McpCallError(
+                f"`auth: {cfg.auth}` (OAuth) is not supported by kimi-acp; put a token in `headers` instead"
+            )
+        import httpx
+
+        read_timeout = max(300.0, self.call_timeout + 10.0)
+        if cfg.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            streams = await stack.enter_async_context(
+                sse_client(
+                    cfg.url,
+                    headers=dict(cfg.headers),
+                    timeout=self.connect_timeout,
+                    sse_read_timeout=read_timeout,
+                )
+            )
+            return streams[0], streams[1]
+        from mcp.client.streamable_http import streamable_http_client
+
+        client = await stack.enter_async_context(
+            httpx.AsyncClient(
+                headers=dict(cfg.headers),
+                timeout=httpx.Timeout(self.connect_timeout, read=read_timeout),
+                follow_redirects=True,
+            )
+        )
+        streams = await stack.enter_async_context(streamable_http_client(cfg.url, http_client=client))
+        return streams[0], streams[1]
+
+    def _client_session(self, read: Any, write: Any) -> Any:
+        from mcp import ClientSession, types
+        from pydantic import FileUrl
+
+        from .. import __version__
+
+        async def list_roots(context: Any) -> Any:
+            """The session's work dir is the one root we offer (filesystem servers scope to it)."""
+            if not self.cwd:
+                return types.ListRootsResult(roots=[])
+            root = Path(self.cwd).resolve()
+            return types.ListRootsResult(roots=[types.Root(uri=FileUrl(root.as_uri()), name=root.name)])
+
+        async def on_message(message: Any) -> None:
+            root = getattr(message, "root", None)
+            if isinstance(root, types.ToolListChangedNotification):
+                task = asyncio.get_running_loop().create_task(self._refresh_tools())
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+
+        return ClientSession(
+            read,
+            write,
+            list_roots_callback=list_roots,
+            message_handler=on_message,
+            client_info=types.Implementation(name="kimi-acp", version=__version__),
+        )
+
+    async def _refresh_tools(self) -> None:
+        gen = self._gen
+        if gen is None or gen.session is None:
+            return
+        try:
+            self.tools = await asyncio.wait_for(_list_tools(gen.session), self.connect_timeout)
+        except Exception as exc:
+            log.warning(
+                "MCP server %r: refreshing its tools failed: %s", self.name, self._describe_error(exc)
+            )
+            return
+        log.info("MCP server %r changed its tools (%d now)", self.name, len(self.tools))
+        self._set(self.state, self.error)
+
+    # ------------------------------------------------------------------ calling
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any:
+        """The server's `CallToolResult`; raises McpCallError (redacted) for anything else."""
+        timeout = self.call_timeout if timeout is None else timeout
+        for attempt in range(2):
+            session, gen = await self._usable()
+            try:
+                return await self._request(gen, session.call_tool(tool, arguments), timeout)
+            except _Lost as lost:
+                if attempt == 0 and lost.undelivered and self._may_reconnect:
+                    continue
+                raise McpCallError(
+                    f"lost the connection to MCP server `{self.name}` during the call: {lost}"
+                ) from None
+        raise AssertionError("unreachable")
+
+    async def _usable(self) -> tuple[Any, _Generation]:
+        if self._closed:
+            raise McpCallError(f"MCP server `{self.name}` is closed")
+        if self._connecting is not None and not self._connecting.done():
+            await asyncio.shield(self._connecting)
+        gen = self._gen
+        if gen is not None and gen.session is not None and not gen.ended.is_set():
+            if self._process_alive(gen):
+                return gen.session, gen
+            # The process is gone but its end is not processed yet: let the runner notice.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(gen.ended.wait(), 2.0)
+        if self._may_reconnect:
+            self._may_reconnect = False
+            log.info("MCP server %r: reconnecting", self.name)
+            await self.connect()
+            gen = self._gen
+            if self.state == "connected" and gen is not None and gen.session is not None:
+                return gen.session, gen
+        raise McpCallError(f"MCP server `{self.name}` is not connected: {self.error or self.state}")
+
+    def _process_alive(self, gen: _Generation) -> bool:
+        return all(procs.pid_running(pid) for pid in gen.pids)
+
+    async def _request(self, gen: _Generation, coro: Any, timeout: float) -> Any:
+        call = asyncio.ensure_future(coro)
+        ended = asyncio.ensure_future(gen.ended.wait())
+        try:
+            done, _ = await asyncio.wait({call, ended}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            call.cancel()
+            ended.cancel()
+            raise
+        if call in done:
+            ended.cancel()
+            if call.cancelled():
+                raise McpCallError("the MCP call was cancelled")
+            exc = call.exception()
+            if exc is None:
+                return call.result()
+            if _is_connection_closed(exc):
+                await _settle(gen.ended.wait(), 1.0)
+                raise _Lost(self._gen_reason(gen), undelivered=False)
+            if _is_session_expired(exc):
+                # An HTTP server that restarted no longer knows our session and refused the call
+                # unseen: this connection is over, and a new one may send the call again.
+                await self._expire(gen)
+                raise _Lost("the server no longer knows this session (it restarted?)", undelivered=True)
+            raise McpCallError(self._describe_error(exc))
+        call.cancel()
+        if ended in done:
+            raise _Lost(self._gen_reason(gen), undelivered=_refused(gen.error))
+        ended.cancel()
+        raise McpCallError(f"MCP tool call timed out after {timeout:g} s")
+
+    async def _expire(self, gen: _Generation) -> None:
+        await self._end(gen, kill=False)
+        if self._gen is gen and not self._closed:
+            self._may_reconnect = True
+            self._set("failed", "the server no longer knows this session (it restarted?)")
+
+    def _gen_reason(self, gen: _Generation) -> str:
+        if gen.error is not None and not isinstance(gen.error, asyncio.CancelledError):
+            return self._describe_error(gen.error)
+        tail = self._stderr_tail()
+        return "the server closed the connection" + (f"; its last output: {tail}" if tail else "")
+
+    # ------------------------------------------------------------------ closing
+
+    async def aclose(self) -> None:
+        """Stop the server for good (stdio: its whole process group). Idempotent."""
+        self._closed = True
+        if self._connecting is not None and not self._connecting.done():
+            self._connecting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._connecting
+        if self._gen is not None:
+            await self._end(self._gen, kill=False)
+        if self.state != "failed":
+            self.state = "pending"
+
+    async def _end(self, gen: _Generation, *, kill: bool) -> None:
+        """Stop a generation: a clean close, or (`kill`, a hung server) its processes first."""
+        gen.stop.set()
+        gen.wake.set()
+        if kill:
+            for pid in gen.pids:
+                await procs.terminate_group(pid, grace=0.5)
+        runner = gen.runner
+        if runner is None or runner.done():
+            return
+        if not kill:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(runner), CLOSE_GRACE_S)
+        if not runner.done():
+            runner.cancel()
+            for pid in gen.pids:
+                procs.signal_group(pid, signal.SIGKILL)
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(runner), CLOSE_GRACE_S)
+
+    # ------------------------------------------------------------------ messages
+
+    def _describe_error(self, exc: BaseException | None) -> str:
+        """An exception as one redacted line; the stderr tail of a stdio server that died starting."""
+        text = _flatten(exc)
+        if isinstance(self.config, StdioServerConfig):
+            tail = self._stderr_tail()
+            if tail and text in ("Connection closed", "the server closed the connection"):
+                text = f"the server exited during start-up; its last output: {tail}"
+            elif tail and "Connection closed" in text:
+                text += f"; its last output: {tail}"
+        return redact(text, self.config.secrets())
+
+    def _stderr_tail(self) -> str:
+        return redact(" | ".join(self._stderr), self.config.secrets())[-500:]
+
+    def _stderr_line(self, line: str, count: int) -> None:
+        line = redact(line, self.config.secrets())
+        self._stderr.append(line)
+        level = logging.INFO if count <= STDERR_LOG_LINES else logging.DEBUG
+        log.log(level, "MCP server %r stderr: %s", self.name, line)
+
+
+class _StderrPipe:
+    """A pipe for a stdio server's stderr: its lines go to our log (redacted) and a short tail."""
+
+    def __init__(self, conn: McpConnection) -> None:
+        self._conn = conn
+        self.writer: Any = None
+        self._transport: asyncio.ReadTransport | None = None
+
+    async def __aenter__(self) -> _StderrPipe:
+        read_fd, write_fd = os.pipe()
+        self.writer = os.fdopen(write_fd, "w")
+        conn = self._conn
+
+        class Reader(asyncio.Protocol):
+            def __init__(self) -> None:
+                self.buffer = b""
+                self.count = 0
+
+            def data_received(self, data: bytes) -> None:
+                self.buffer += data
+                *lines, self.buffer = self.buffer.split(b"\n")
+                for raw in lines:
+                    text = raw.decode("utf-8", "replace").rstrip()
+                    if text:
+                        self.count += 1
+                        conn._stderr_line(text, self.count)
+                if len(self.buffer) > 8192:
+                    self.buffer = self.buffer[-8192:]
+
+        loop = asyncio.get_running_loop()
+        self._transport, _ = await loop.connect_read_pipe(Reader, os.fdopen(read_fd, "rb", buffering=0))
+        return self
+
+    def close_writer(self) -> None:
+        if self.writer is not None:
+            with contextlib.suppress(OSError):
+                self.writer.close()
+            self.writer = None
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close_writer()
+        await asyncio.sleep(0)  # let the last chunk in
+        if self._transport is not None:
+            self._transport.close()
+
+
+async def _list_tools(session: Any) -> tuple[RemoteTool, ...]:
+    from mcp import types
+
+    tools: list[RemoteTool] = []
+    cursor: str | None = None
+    for _ in range(100):  # a server that pages forever must not hang us
+        result = await session.list_tools(
+            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        )
+        for tool in result.tools:
+            tools.append(RemoteTool(tool.name, tool.description or "", dict(tool.inputSchema or {})))
+        cursor = result.nextCursor
+        if not cursor:
+            break
+    return tuple(tools)
+
+
+async def _settle(awaitable: Any, timeout: float) -> None:
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(awaitable, timeout)
+
+
+def _is_connection_closed(exc: BaseException) -> bool:
+    error = getattr(exc, "error", None)
+    return getattr(error, "code", None) == _CONNECTION_CLOSED and "closed" in str(
+        getattr(error, "message", "")
+    )
+
+
+def _is_session_expired(exc: BaseException) -> bool:
+    """The streamable HTTP transport's answer to a 404 for our session id."""
+    error = getattr(exc, "error", None)
+    return getattr(error, "code", None) == 32600 and getattr(error, "message", "") == "Session terminated"
+
+
+def _refused(exc: BaseException | None) -> bool:
+    """The request never ran: no connection could be made, or the server turned our session away
+    (404, or 400 "no valid session ID" from older SDK servers) before looking at the call."""
+    for leaf in _leaves(exc):
+        if type(leaf).__name__ == "ConnectError" or isinstance(leaf, ConnectionRefusedError):
+            return True
+        response = getattr(leaf, "response", None)
+        if type(leaf).__name__ == "HTTPStatusError" and getattr(response, "status_code", None) in (400, 404):
+            return True
+    return False
+
+
+def _leaves(exc: BaseException | None) -> list[BaseException]:
+    if exc is None:
+        return []
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
+    return [exc]
+
+
+def _flatten(exc: BaseException | None) -> str:
+    """The useful part of an exception (task groups wrap the real error in groups)."""
+    if exc is None:
+        return "unknown error"
+    leaves = [e for e in _leaves(exc) if not isinstance(e, asyncio.CancelledError)] or [exc]
+    parts = []
+    for leaf in leaves:
+        error = getattr(leaf, "error", None)  # McpError carries ErrorData
+        message = getattr(error, "message", None) or str(leaf) or type(leaf).__name__
+        if isinstance(leaf, FileNotFoundError) and leaf.filename:
+            message = f"command not found: {leaf.filename}"
+        elif isinstance(leaf, OSError) and not getattr(leaf, "error", None):
+            message = f"{type(leaf).__name__}: {leaf.strerror or leaf}"
+        elif type(leaf).__name__ in ("ConnectError", "ConnectTimeout", "ReadTimeout", "HTTPStatusError"):
+            message = f"{type(leaf).__name__}: {leaf}"
+        lines = str(message).strip().splitlines()
+        parts.append(lines[0] if lines else type(leaf).__name__)  # httpx adds a line of MDN links
+    return "; ".join(dict.fromkeys(parts))

@@ -1,0 +1,146 @@
+"""Stdio server processes: knowing which are ours, and ending each one's whole process group.
+
+The SDK's `stdio_client` starts a server in a session of its own (so its pid is its process
+group) and on exit closes stdin, waits, then kills the group. That leaves two holes we close here:
+a server that exits on EOF while its children live on, and a process exit that never runs the
+SDK's clean-up. We learn each server's pid as it is spawned (a small wrapper around the SDK's
+spawn function, keyed by a context variable so concurrent sessions never mix them up), kill what
+is left of the group once the transport is closed, and kill every live group at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import os
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+_sink: ContextVar[list[int] | None] = ContextVar("kimi_mcp_pid_sink", default=None)
+_live: set[int] = set()  # process groups of servers that may still be running, process-wide
+_hooked = False
+_atexit_registered = False
+HOOK_MARK = "_kimi_acp_pid_hook"
+
+
+def install_pid_hook() -> bool:
+    """Wrap the SDK's spawn function once so `capture_pids` sees each new server's pid."""
+    global _hooked
+    if _hooked:
+        return True
+    import mcp.client.stdio as stdio_module
+
+    original: Any = getattr(stdio_module, "_create_platform_compatible_process", None)
+    if original is None:  # a future SDK: fall back to its own clean-up
+        log.warning("mcp SDK without _create_platform_compatible_process: stdio server pids are not tracked")
+        return False
+    if not getattr(original, HOOK_MARK, False):
+
+        async def spawn(*args: Any, **kwargs: Any) -> Any:
+            process = await original(*args, **kwargs)
+            sink = _sink.get()
+            if sink is not None:
+                sink.append(process.pid)
+            return process
+
+        setattr(spawn, HOOK_MARK, True)
+        stdio_module._create_platform_compatible_process = spawn  # type: ignore[attr-defined]
+    _hooked = True
+    return True
+
+
+@contextmanager
+def capture_pids(sink: list[int]) -> Iterator[None]:
+    """Within this block, servers spawned by this task append their pid to `sink`."""
+    token = _sink.set(sink)
+    try:
+        yield
+    finally:
+        _sink.reset(token)
+
+
+def register(pgid: int) -> None:
+    global _atexit_registered
+    _live.add(pgid)
+    if not _atexit_registered:
+        atexit.register(kill_all)
+        _atexit_registered = True
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def pid_running(pid: int) -> bool:
+    """A live process (a zombie, dead but not yet reaped, does not count)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to the group; False when nothing is left of it."""
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+async def terminate_group(pgid: int, grace: float = 1.0) -> None:
+    """SIGTERM, a short wait, then SIGKILL: for a server that hangs (no clean exit to wait for)."""
+    if not signal_group(pgid, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not group_alive(pgid):
+            return
+        await asyncio.sleep(0.02)
+    signal_group(pgid, signal.SIGKILL)
+
+
+def release(pgid: int) -> None:
+    """The transport is closed: whatever is left of the group (children of the server) dies now."""
+    if signal_group(pgid, signal.SIGKILL):
+        log.info("killed leftover processes of MCP server group %d", pgid)
+    _live.discard(pgid)
+
+
+def live_groups() -> frozenset[int]:
+    return frozenset(_live)
+
+
+def kill_all() -> None:
+    """At interpreter exit: no server outlives us. SIGTERM, up to 0.3 s, then SIGKILL."""
+    groups = [g for g in _live if signal_group(g, signal.SIGTERM)]
+    deadline = time.monotonic() + 0.3
+    while groups and time.monotonic() < deadline:
+        time.sleep(0.02)
+        groups = [g for g in groups if group_alive(g)]
+    for g in groups:
+        signal_group(g, signal.SIGKILL)
+    _live.clear()

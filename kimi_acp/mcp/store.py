@@ -1,0 +1,60 @@
+"""Editing `mcp.json` for `kimi mcp add/remove`: atomic, mode 0600 (it holds headers and env
+values), and every key we do not manage left exactly as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..fsutil import atomic_write_text
+from .config import McpConfigError
+
+FILE_MODE = 0o600
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """The whole file as a dict; a missing file is `{}`. A file we cannot parse is never rewritten."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise McpConfigError(f"cannot read the file: {exc.strerror or exc}", source=str(path)) from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise McpConfigError(f"invalid JSON: {exc}", source=str(path)) from None
+    if not isinstance(data, dict):
+        raise McpConfigError("must be a JSON object", source=str(path))
+    servers = data.get("mcpServers")
+    if servers is not None and not isinstance(servers, dict):
+        raise McpConfigError("must be an object of servers by name", source=str(path), key="mcpServers")
+    return data
+
+
+def write_document(path: Path, data: dict[str, Any]) -> None:
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=FILE_MODE)
+
+
+def set_server(path: Path, name: str, entry: dict[str, Any]) -> bool:
+    """Add or replace one server; returns True when it replaced an existing entry."""
+    data = read_document(path)
+    servers = data.setdefault("mcpServers", {})
+    replaced = name in servers
+    servers[name] = entry
+    write_document(path, data)
+    return replaced
+
+
+def remove_server(path: Path, name: str) -> bool:
+    """Remove one server; False (and no write) when it is not there."""
+    data = read_document(path)
+    servers = data.get("mcpServers") or {}
+    if name not in servers:
+        return False
+    del servers[name]
+    write_document(path, data)
+    return True

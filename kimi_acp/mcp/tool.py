@@ -1,0 +1,89 @@
+"""An MCP server's tool as one of the session's model tools.
+
+It asks for approval with action `mcp:<name>` (sender: the tool's name), so yolo and
+"approve for this session" apply as for any tool, then calls the server and maps the result.
+Whatever goes wrong (refused connection, timeout, dead server, an `isError` result) comes back as
+a tool error for the model, never as an exception out of the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Collection
+from typing import Any, Protocol
+
+from ..tools.base import MAX_OUTPUT_CHARS, ToolContext, tool_error
+from ..tools.external import SchemaTool
+from ..wire.types import ToolReturnValue
+from .config import redact
+from .connection import McpCallError, RemoteTool
+from .results import convert_result
+
+log = logging.getLogger(__name__)
+
+EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+class ToolCaller(Protocol):
+    name: str
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> Any: ...
+
+
+def mcp_description(server: str, description: str) -> str:
+    """Kimi Code CLI's wording, so the model reads the same thing in both programs."""
+    head = f"This is an MCP (Model Context Protocol) tool from MCP server `{server}`."
+    return f"{head}\n\n{description}" if description else head
+
+
+class McpTool(SchemaTool):
+    def __init__(
+        self,
+        name: str,
+        remote: RemoteTool,
+        server: ToolCaller,
+        *,
+        capabilities: Callable[[], Collection[str]] = lambda: (),
+        secrets: Collection[str] = (),
+        max_output_chars: int = MAX_OUTPUT_CHARS,
+    ) -> None:
+        schema = remote.input_schema if remote.input_schema else EMPTY_SCHEMA
+        super().__init__(name, mcp_description(server.name, remote.description), schema, lenient=True)
+        self.remote = remote
+        self.server = server
+        self.action = f"mcp:{name}"
+        self.title = f"{server.name}: {remote.name}"  # what an IDE's tool card shows
+        self._capabilities = capabilities
+        self._secrets = tuple(secrets)
+        self._max_output_chars = max_output_chars
+
+    async def run(self, arguments_json: str, ctx: ToolContext) -> ToolReturnValue:
+        await ctx.approve(
+            action=self.action,
+            description=f"Call MCP tool `{self.remote.name}` of MCP server `{self.server.name}`.",
+        )
+        arguments = json.loads(arguments_json or "{}", strict=False)
+        try:
+            result = await self.server.call_tool(self.remote.name, arguments)
+        except asyncio.CancelledError:
+            raise
+        except McpCallError as exc:
+            return self._failure(str(exc))
+        except Exception as exc:  # the SDK's own errors (e.g. a result that breaks its schema)
+            return self._failure(f"{type(exc).__name__}: {exc}")
+        try:
+            return convert_result(
+                result, capabilities=set(self._capabilities()), max_chars=self._max_output_chars
+            )
+        except Exception as exc:
+            return self._failure(f"unreadable result: {type(exc).__name__}: {exc}")
+
+    def _failure(self, reason: str) -> ToolReturnValue:
+        reason = redact(reason, self._secrets)
+        log.warning("MCP tool %s failed: %s", self.name, reason)  # no traceback: it could hold secrets
+        return tool_error(
+            f"MCP tool `{self.remote.name}` of MCP server `{self.server.name}` failed: {reason}",
+            brief="MCP error",
+        )

@@ -1,0 +1,41 @@
+"""A recording approver for tool tests: what a tool asked, and a yes or a no."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kimi_acp.tools.base import ToolRejectedError
+from kimi_acp.wire.types import DisplayBlock
+
+
+@dataclass
+class ApprovalCall:
+    tool_call_id: str
+    sender: str
+    action: str
+    description: str
+    display: list[Any]
+
+
+@dataclass
+class FakeApprover:
+    """Records every request; approves unless told to reject (optionally with feedback)."""
+
+    requests: list[ApprovalCall] = field(default_factory=list)
+    reject: bool = False
+    feedback: str | None = None
+
+    async def request(
+        self,
+        *,
+        tool_call_id: str,
+        sender: str,
+        action: str,
+        description: str,
+        display: Sequence[DisplayBlock],
+    ) -> None:
+        self.requests.append(ApprovalCall(tool_call_id, sender, action, description, list(display)))
+        if self.reject:
+            raise ToolRejectedError(self.feedback)

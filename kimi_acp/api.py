@@ -53,8 +53,10 @@ from .wire.types import (
 # or (kind, feedback), or an ApprovalResponse; it may be async.
 ApprovalAnswer = Union[ApprovalKind, tuple[ApprovalKind, str], ApprovalResponse]
 ApprovalHandler = Callable[[ApprovalRequest], Union[ApprovalAnswer, Awaitable[ApprovalAnswer]]]
-# A question callback returns {question text: chosen label(s)}; empty means dismissed.
-QuestionHandler = Callable[[QuestionRequest], Union[dict[str, str], Awaitable[dict[str, str]]]]
+# A question callback returns {question text: chosen label, or a list of labels for a multi-select
+# question}; it may be async. Empty (or no callback) means dismissed.
+QuestionAnswers = dict[str, Union[str, list[str]]]
+QuestionHandler = Callable[[QuestionRequest], Union[QuestionAnswers, Awaitable[QuestionAnswers]]]
 
 _END = object()
 
@@ -105,6 +107,9 @@ class Agent:
                 max_steps_per_turn=self._max_steps,
             )
             self._core.approvals.runtime_yolo = self._yolo or self._on_approval is None
+            from .hooks import attach as attach_hooks
+
+            attach_hooks(self._core)  # the config's [[hooks]]
         return self._core
 
     async def arun(self, user_input: UserInput) -> str:
@@ -177,7 +182,7 @@ class Agent:
                     answer = await _maybe_await(self._on_approval(request))
                 request.resolve(_approval(request, answer))
             elif isinstance(request, QuestionRequest):
-                answers: dict[str, str] = {}
+                answers: QuestionAnswers = {}
                 if self._on_question is not None:
                     answers = await _maybe_await(self._on_question(request))
                 request.resolve(QuestionResponse(request_id=request.id, answers=answers or {}))

@@ -102,6 +102,21 @@ def _click_main() -> None:
         "--mcp-config", "mcp_configs", multiple=True,
         help="MCP servers as a JSON string (the mcp.json format); repeatable.",
     )  # fmt: skip
+    @click.option("--plan", is_flag=True, help="Start in plan mode (investigate and plan, no file changes).")
+    @click.option("--afk", is_flag=True, help="Away from keyboard: approve every action, dismiss questions.")
+    @click.option("--max-retries-per-step", type=click.IntRange(min=1), help="Attempts per step on retryable errors.")
+    @click.option(
+        "--agent-file", type=click.Path(dir_okay=False),
+        help="Agent file (YAML: extend, system_prompt_path, tools, exclude_tools, ...).",
+    )  # fmt: skip
+    @click.option(
+        "--skills-dir", "skills_dirs", multiple=True, type=click.Path(file_okay=False),
+        help="Read skills from this directory instead of the project and user ones; repeatable.",
+    )  # fmt: skip
+    @click.option(
+        "--add-dir", "add_dirs", multiple=True, type=click.Path(file_okay=False),
+        help="Another directory the tools treat as part of the workspace; repeatable.",
+    )  # fmt: skip
     @click.pass_context
     def cli(ctx: click.Context, wire: bool, **options: Any) -> None:
         if ctx.invoked_subcommand is not None:

@@ -144,6 +144,13 @@ class Config(_Section):
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     loop_control: LoopControl = Field(default_factory=LoopControl)
     hooks: list[HookConfig] = Field(default_factory=list)
+    # Skills (kimi_acp/skills.py), Kimi's keys: more skill directories, and whether every existing
+    # brand directory (.kimi, .claude, .codex) is read or only the first.
+    extra_skill_dirs: list[str] = Field(default_factory=list)
+    merge_all_available_skills: bool = True
+    # An agent file for `kimi acp` sessions (kimi_acp/agents.py); `kimi --wire` takes --agent-file.
+    # Not a Kimi Code CLI key (it has only the flag); `~` is expanded, relative paths are from config.toml.
+    agent_file: str | None = None
 
     @model_validator(mode="after")
     def _check_references(self) -> Config:

@@ -46,6 +46,8 @@ class SessionState(_State):
     additional_dirs: list[str] = Field(default_factory=list)
     custom_title: str | None = None
     plan_mode: bool = False
+    plan_session_id: str | None = None  # set while plan mode is on; names the plan file (core/plan_file.py)
+    plan_slug: str | None = None  # the plan file is $KIMI_SHARE_DIR/plans/<plan_slug>.md
     todos: list[TodoDisplayItem] = Field(default_factory=list)
     model: str | None = None  # this session's model choice (ACP picker), when it differs from the default
     thinking: bool | None = None

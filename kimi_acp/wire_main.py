@@ -24,15 +24,21 @@ _VALUE_OPTIONS = {
     "-S": "session_id", "-r": "session_id", "--session": "session_id", "--resume": "session_id",
     "--config-file": "config_file", "--config": "config_text",
     "-m": "model", "--model": "model",
-    "--max-steps-per-turn": "max_steps_per_turn",
+    "--max-steps-per-turn": "max_steps_per_turn", "--max-retries-per-step": "max_retries_per_step",
+    "--agent-file": "agent_file",
 }  # fmt: skip
 # Repeatable: each occurrence adds to a list.
-_LIST_OPTIONS = {"--mcp-config-file": "mcp_config_files", "--mcp-config": "mcp_configs"}
+_LIST_OPTIONS = {
+    "--mcp-config-file": "mcp_config_files", "--mcp-config": "mcp_configs",
+    "--skills-dir": "skills_dirs", "--add-dir": "add_dirs",
+}  # fmt: skip
+_INT_OPTIONS = ("max_steps_per_turn", "max_retries_per_step")  # each >= 1
 _FLAGS = {
     "--wire": ("wire", True),
     "-C": ("continue_last", True), "--continue": ("continue_last", True),
     "-y": ("yolo", True), "--yolo": ("yolo", True), "--yes": ("yolo", True), "--auto-approve": ("yolo", True),
     "--thinking": ("thinking", True), "--no-thinking": ("thinking", False),
+    "--plan": ("plan", True), "--afk": ("afk", True),
 }  # fmt: skip
 
 
@@ -41,6 +47,8 @@ def default_options() -> dict[str, Any]:
         "work_dir": None, "session_id": None, "continue_last": False, "config_file": None, "config_text": None,
         "model": None, "thinking": None, "yolo": False, "max_steps_per_turn": None,
         "mcp_config_files": (), "mcp_configs": (),
+        "plan": False, "afk": False, "max_retries_per_step": None, "agent_file": None,
+        "skills_dirs": (), "add_dirs": (),
     }  # fmt: skip
 
 
@@ -74,11 +82,12 @@ def parse_fast(argv: list[str]) -> dict[str, Any] | None:
         else:
             return None
         i += 1
-    steps = options["max_steps_per_turn"]
-    if steps is not None:
-        if not (steps.isdecimal() and int(steps) >= 1):
-            return None
-        options["max_steps_per_turn"] = int(steps)
+    for key in _INT_OPTIONS:
+        value = options[key]
+        if value is not None:
+            if not (value.isdecimal() and int(value) >= 1):
+                return None
+            options[key] = int(value)
     return options if wire else None
 
 
@@ -102,7 +111,7 @@ def run_wire(**options: Any) -> int:
     from . import early
 
     early.hint_if_terminal(TERMINAL_HINT)  # on a terminal it would otherwise look hung; stderr only
-    started = early.start(lambda: _prepare(**options), _early_initialize, STDIN_LIMIT)
+    started = early.start(lambda: _prepare(**options), lambda m: _early_initialize(m, options), STDIN_LIMIT)
     try:
         prepared: _Prepared = started.preloader.result()
     except StartupError as exc:
@@ -117,16 +126,112 @@ def run_wire(**options: Any) -> int:
     return asyncio.run(_serve(prepared, started))
 
 
-def _early_initialize(message: dict[str, Any]) -> dict[str, Any] | None:
-    """The answer to an `initialize` without external tools (those need the loaded toolset)."""
+def _early_initialize(message: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The answer to an `initialize` without external tools or hook subscriptions (those need the
+    loaded session), unless the config may have `[[hooks]]` (their counts are in the answer)."""
     from .early import request_params
 
     params = request_params(message, "initialize")
     if params is None or not isinstance(params.get("protocol_version"), str) or params.get("external_tools"):
         return None
+    if params.get("hooks") or _config_may_have_hooks(options or {}):
+        return None
+    commands = _early_commands(options or {})
+    if commands is None:
+        return None  # the config may name more skill directories: the loaded session answers
     from .wire.protocol import initialize_result
 
-    return initialize_result()
+    return initialize_result(commands)
+
+
+def _early_commands(options: dict[str, Any]) -> list[Any] | None:
+    """The slash commands of the early answer: the built-ins, plus the skills found now (a few
+    stat calls when there are none; parsing only when there are, PyYAML only for front matter
+    beyond plain `key: value` lines). None when it cannot tell cheaply: the answer then waits for
+    the loaded session."""
+    settings = _early_skill_settings(options)
+    if settings is None:
+        return None
+    extra_dirs, merge = settings
+    from .core.slash import BUILTIN_COMMANDS
+    from .skill_sources import SkillSources, may_have_skills
+
+    work_dir = Path(options["work_dir"]).expanduser() if options.get("work_dir") else Path.cwd()
+    skills_dirs = tuple(Path(d).expanduser() for d in options.get("skills_dirs") or ())
+    sources = SkillSources(work_dir, skills_dirs=skills_dirs, extra_dirs=extra_dirs, merge_brands=merge)
+    if not may_have_skills(sources):
+        return list(BUILTIN_COMMANDS)
+    from .core.slash import SlashRegistry
+    from .skills import SkillProvider
+
+    registry = SlashRegistry()  # the same composition as the session's registry
+    registry.add_provider(SkillProvider(sources, log_problems=False))  # logging is not set up yet
+    return registry.commands()
+
+
+def _early_skill_settings(options: dict[str, Any]) -> tuple[tuple[str, ...], bool] | None:
+    """`extra_skill_dirs` and `merge_all_available_skills` of the config, read without pydantic
+    (the standard library only, and only when the text names them); None if unsure (the preload
+    then validates the config and reports what is wrong)."""
+    keys = ("extra_skill_dirs", "merge_all_available_skills")
+    if not any(_config_mentions(options, key) for key in keys):
+        return (), True
+    text = options.get("config_text")
+    as_json = text.strip().startswith("{") if text is not None else False
+    if text is None:
+        from .share import share_dir
+
+        path = Path(options["config_file"]).expanduser() if options.get("config_file") else share_dir() / "config.toml"
+        as_json = path.suffix.lower() == ".json"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+    try:
+        if as_json:
+            import json
+
+            data = json.loads(text)
+        else:
+            import tomllib
+
+            data = tomllib.loads(text)
+    except ValueError:  # tomllib.TOMLDecodeError is a ValueError
+        return None
+    extra = data.get("extra_skill_dirs", []) if isinstance(data, dict) else None
+    merge = data.get("merge_all_available_skills", True) if isinstance(data, dict) else None
+    if not (isinstance(extra, list) and all(isinstance(e, str) for e in extra) and isinstance(merge, bool)):
+        return None
+    return tuple(extra), merge
+
+
+def _raw_config_text(options: dict[str, Any]) -> str:
+    """The config's text, unparsed ("" when there is no file: a bad --config-file ends the
+    process anyway, in the preload)."""
+    text = options.get("config_text")
+    if text is not None:
+        return text
+    from .share import share_dir
+
+    path = Path(options["config_file"]).expanduser() if options.get("config_file") else share_dir() / "config.toml"
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _config_mentions(options: dict[str, Any], key: str) -> bool:
+    return key in _raw_config_text(options)
+
+
+def _config_may_have_hooks(options: dict[str, Any]) -> bool:
+    """A cheap look at the config's text (no parsing): could it hold `[[hooks]]`? A false yes only
+    costs the early answer; the server then answers with the exact counts."""
+    text = _raw_config_text(options)
+    import re
+
+    pattern = r'^\s*\[\[\s*"?hooks"?\s*\]\]|^\s*"?hooks"?\s*=|"hooks"\s*:'
+    return re.search(pattern, text, re.MULTILINE) is not None
 
 
 def _prepare(
@@ -142,6 +247,12 @@ def _prepare(
     max_steps_per_turn: int | None,
     mcp_config_files: tuple[str, ...] = (),
     mcp_configs: tuple[str, ...] = (),
+    plan: bool = False,
+    afk: bool = False,
+    max_retries_per_step: int | None = None,
+    agent_file: str | None = None,
+    skills_dirs: tuple[str, ...] = (),
+    add_dirs: tuple[str, ...] = (),
 ) -> _Prepared:
     """Validate the options and build the session's agent (runs in the preload thread)."""
     import asyncio  # noqa: F401  (imported here, off the main thread)
@@ -155,15 +266,22 @@ def _prepare(
         raise StartupError(str(exc)) from None
     if model and model not in loaded.config.models:
         raise StartupError(f"model {model!r} is not defined in [models] of {loaded.path or '--config'}")
-    from .mcp.config import McpConfigError, load_flag_servers, resolve_servers
-
-    try:  # strict: a bad --mcp-config-file is an option error, like a bad --config-file
-        mcp_servers = resolve_servers(flags=load_flag_servers(mcp_config_files, mcp_configs))
-    except McpConfigError as exc:
-        raise StartupError(str(exc)) from None
+    if max_retries_per_step is not None:
+        loaded.config.loop_control.max_retries_per_step = max_retries_per_step
+    mcp_servers = _mcp_servers(mcp_config_files, mcp_configs)
     directory = Path(work_dir).expanduser() if work_dir else Path.cwd()
     if not directory.is_dir():
         raise StartupError(f"work dir {directory} does not exist or is not a directory")
+    extra_dirs = _existing_dirs("--add-dir", add_dirs)
+    skill_dirs = _existing_dirs("--skills-dir", skills_dirs)
+    agent = None
+    if agent_file:
+        from .agents import AgentFileError, load_agent_file, setup
+
+        try:
+            agent = setup(load_agent_file(agent_file))
+        except AgentFileError as exc:
+            raise StartupError(str(exc)) from None
     try:
         session = sessions.select(directory, session_id, continue_last)
     except (sessions.SessionSelectionError, OSError) as exc:
@@ -175,6 +293,7 @@ def _prepare(
     from .core.agent import AgentCore
     from .kaos.local import LocalKaos
     from .early import warm_up_core
+    from .skills import provider_for
     from .wire_server import WireServer
 
     warm_up_core()
@@ -185,9 +304,17 @@ def _prepare(
         model_alias=model,
         thinking=thinking,
         max_steps_per_turn=max_steps_per_turn,
+        tools=agent.tools if agent else None,
+        system_prompt=agent.system_prompt if agent else None,
+        commands=[provider_for(directory, loaded.config, skill_dirs)],
+        extra_dirs=extra_dirs,
     )
     core.approvals.runtime_yolo = yolo or loaded.config.default_yolo
-    if mcp_servers.servers or mcp_servers.problems:
+    core.approvals.runtime_afk = afk
+    if plan and not core.plan_mode:
+        core.set_plan_mode(True, announce=False)
+    if mcp_servers is not None and (mcp_servers.servers or mcp_servers.problems):
+        from .mcp.config import McpConfigError
         from .mcp.session import attach  # only with servers: nothing of MCP is loaded otherwise
 
         try:
@@ -195,6 +322,32 @@ def _prepare(
         except McpConfigError as exc:  # a bad [mcp.client] in config.toml
             raise StartupError(str(exc)) from None
     return _Prepared(core, WireServer)
+
+
+def _existing_dirs(option: str, values: tuple[str, ...]) -> list[Path]:
+    """The directories of a repeatable option, absolute; one that does not exist is an option error."""
+    found = []
+    for value in values:
+        path = Path(value).expanduser().absolute()
+        if not path.is_dir():
+            raise StartupError(f"{option} {value}: not an existing directory")
+        found.append(path)
+    return found
+
+
+def _mcp_servers(files: tuple[str, ...], texts: tuple[str, ...]) -> Any:
+    """The flags' servers over mcp.json's, or None when there are none anywhere (the MCP layer
+    is then never imported). A bad flag is an option error, like a bad --config-file."""
+    from .share import mcp_file
+
+    if not files and not texts and not mcp_file().exists():
+        return None
+    from .mcp.config import McpConfigError, load_flag_servers, resolve_servers
+
+    try:
+        return resolve_servers(flags=load_flag_servers(files, texts))
+    except McpConfigError as exc:
+        raise StartupError(str(exc)) from None
 
 
 async def _serve(prepared: _Prepared, started: Any) -> int:

@@ -18,8 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .core.agent import INTERNAL_SIGNALS, AgentCore
 from .core.errors import AgentError, LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
+from .hooks import attach as attach_hooks
 from .llm.errors import ChatProviderError
 from .stdio import StdoutWriter, stdin_is_regular_file
+from .tools.plan import PlanQuestion, set_plan_mode_support
+from .tools.question import set_question_support
 from .wire import jsonrpc as rpc
 from .wire.file import read_wire_file
 from .wire.protocol import initialize_result
@@ -30,6 +33,7 @@ from .wire.types import (
     ContentPart,
     HookRequest,
     HookResponse,
+    QuestionNotSupported,
     QuestionRequest,
     QuestionResponse,
     Request,
@@ -118,6 +122,9 @@ class WireServer:
                 self.capabilities = InitializeParams.model_validate(early_initialize).capabilities or self.capabilities
             except ValidationError:
                 pass
+        self._offer_questions()
+        self._offer_plan_mode()
+        self.hooks = attach_hooks(core)  # [[hooks]] now; the client's subscriptions at initialize
         self._pending: dict[rpc.RequestId, Request] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._replay: asyncio.Task[dict[str, Any]] | None = None
@@ -131,15 +138,31 @@ class WireServer:
     def _send(self, message: dict[str, Any]) -> None:
         self.writer.write(rpc.dumps(message))
 
+    def _offer_questions(self) -> None:
+        """AskUserQuestion is offered to the model only if the client said it can show questions."""
+        set_question_support(self.core.toolset, "full" if self.capabilities.supports_question else "none")
+
+    def _offer_plan_mode(self) -> None:
+        """EnterPlanMode / ExitPlanMode are offered only to a client that declared `supports_plan_mode`."""
+        set_plan_mode_support(self.core.toolset, self.capabilities.supports_plan_mode)
+
     def _on_message(self, message: Any) -> None:
         if isinstance(message, INTERNAL_SIGNALS):
+            return
+        if isinstance(message, PlanQuestion):
+            # The plan tools' questions go to a client that declared plan mode, questions or not.
+            if not self.capabilities.supports_plan_mode:
+                message.resolve(QuestionNotSupported())
+                return
+        elif isinstance(message, QuestionRequest) and not self.capabilities.supports_question:
+            message.resolve(QuestionNotSupported())  # failed here: the client cannot show it
             return
         if isinstance(message, Request):
             # Sent whether or not the client sent `initialize`: a client that skipped the handshake
             # still gets to answer (Kimi Code CLI would hang here instead).
             self._pending[message.id] = message
             self._send(rpc.request_message(message.id, "request", to_envelope(message)))
-            if self._input_closed:
+            if self._input_closed or self._closing:  # nobody will answer (e.g. SessionEnd hooks at exit)
                 message.resolve(_closed_answer(message))
             return
         self._send(rpc.notification_message("event", to_envelope(message)))
@@ -239,7 +262,10 @@ class WireServer:
         if self.core.busy:
             raise rpc.JsonRpcError(rpc.INVALID_STATE, str(TurnInProgress()))
         self.capabilities = params.capabilities or ClientCapabilities()
-        result = initialize_result()
+        self._offer_questions()
+        self._offer_plan_mode()
+        self.core.refresh_commands()  # skills added on disk since start-up are listed (and work)
+        result = initialize_result(self.core.slash.commands())
         if params.external_tools is not None:
             accepted: list[str] = []
             rejected: list[dict[str, str]] = []
@@ -250,6 +276,8 @@ class WireServer:
                 except ValueError as exc:
                     rejected.append({"name": tool.name, "reason": str(exc)})
             result["external_tools"] = {"accepted": accepted, "rejected": rejected}
+        self.hooks.subscribe(params.hooks or [])  # answered through HookRequest; replaces earlier ones
+        result["hooks"] = self.hooks.info()
         return result
 
     async def _m_prompt(self, params: PromptParams) -> dict[str, Any]:

@@ -35,6 +35,8 @@ KINDS = {
     "SetTodoList": "think",
     "FetchURL": "fetch",
     "SearchWeb": "fetch",
+    "EnterPlanMode": "switch_mode",
+    "ExitPlanMode": "switch_mode",
 }
 KEY_ARGUMENT = {
     "Shell": "command",
@@ -51,7 +53,9 @@ PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "comp
 # Tools that never ask for approval: their card may say `in_progress` as soon as they start. Every
 # other tool (Shell, WriteFile, StrReplaceFile, any tool added later) stays `pending` until it is
 # approved, so a card never says "running" while the user is still being asked.
-RUNS_WITHOUT_APPROVAL = frozenset({"ReadFile", "Glob", "Grep", "SetTodoList"})
+RUNS_WITHOUT_APPROVAL = frozenset(
+    {"ReadFile", "Glob", "Grep", "SetTodoList", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode"}
+)
 # The approval actions each asking tool may use (tools/shell.py, tools/write.py, tools/replace.py).
 APPROVAL_ACTIONS = {
     "Shell": frozenset({RUN_ACTION}),
@@ -59,6 +63,9 @@ APPROVAL_ACTIONS = {
     "StrReplaceFile": frozenset({EDIT_ACTION, EDIT_OUTSIDE_ACTION}),
 }
 VERBATIM_OUTPUT = frozenset({"Shell", "ReadFile"})
+# Tools whose output is written for the model (the plan tools: instructions, the approved plan in
+# full): their card shows the short message instead; the plan itself is shown as a message.
+MESSAGE_ONLY_OUTPUT = frozenset({"EnterPlanMode", "ExitPlanMode"})
 _LINE_NUMBER = re.compile(r"\s*(\d+)\t")
 
 
@@ -156,7 +163,7 @@ def runs_unasked(name: str, approvals: ApprovalState | None) -> bool:
         return True
     if approvals is None:
         return False
-    if approvals.yolo:
+    if approvals.yolo or getattr(approvals, "afk", False):  # afk approves everything too
         return True
     actions = APPROVAL_ACTIONS.get(name)
     # An edit's action depends on where the path is; only when every action it may use is
@@ -261,6 +268,8 @@ def result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: b
     """The card content for a finished call; None keeps what the card already shows (a terminal)."""
     if terminal_shown and hides_output(result) and not result.is_error:
         return None
+    if tool_name in MESSAGE_ONLY_OUTPUT and result.message:
+        return [text_content(result.message)]
     content: list[dict[str, Any]] = []
     for block in result.display:
         if isinstance(block, DiffDisplayBlock):
@@ -282,6 +291,13 @@ def result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: b
     if result.message and (result.is_error or not content or tool_name == "ReadFile"):
         content.append(text_content(result.message))
     return content
+
+
+def session_capability(client_capabilities: dict[str, Any] | None, name: str) -> bool:
+    """Whether the client advertised `clientCapabilities.session.<name>` (an object, e.g. `{}`):
+    the unstable `notices` and `compaction` updates may only be sent to a client that did."""
+    session = (client_capabilities or {}).get("session")
+    return isinstance(session, dict) and isinstance(session.get(name), dict)
 
 
 def plan_entries(block: TodoDisplayBlock) -> list[dict[str, Any]]:

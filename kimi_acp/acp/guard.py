@@ -28,6 +28,10 @@ class ExtraMethods(Protocol):
 
     async def delete_session(self, session_id: str) -> dict[str, Any]: ...
 
+    def remember_initialize(self, params: dict[str, Any]) -> None:
+        """The client's `initialize` params as sent, before the SDK's models drop unknown keys."""
+        ...
+
     def check_session_params(self, method: str, params: dict[str, Any]) -> None:
         """Raise RequestError for params the SDK would silently repair."""
         ...
@@ -44,6 +48,7 @@ class RequestGuard:
                 raise invalid_params("params", "must be an object")
             if method == "initialize":
                 _check_protocol_version(params)
+                self._agent.remember_initialize(params)
             self._agent.check_session_params(method, params)
             if method == "session/delete" and not is_notification:
                 return await self._delete(params)

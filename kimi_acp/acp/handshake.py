@@ -72,7 +72,8 @@ def agent_capabilities() -> dict[str, Any]:
         "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
         # Stdio, streamable HTTP and SSE servers from the client are all connected (kimi_acp/mcp).
         "mcpCapabilities": {"http": True, "sse": True},
-        "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}, "delete": {}},
+        # additionalDirectories on new/load/resume/fork: more workspace roots for the tools.
+        "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}, "delete": {}, "additionalDirectories": {}},
     }
 
 

@@ -25,6 +25,12 @@ WINDOWED_READ_BYTES = 1024 * 1024
 CLEANUP_TIMEOUT_S = 2.0
 
 
+class EditorRefused(OSError):
+    """`fs/read_text_file` failed for a file that exists on disk. Some editors (Zed) refuse files
+    outside the project; the file is then read locally — ReadFile needs no approval either way, and
+    the workspace rules (relative paths, secrets) were applied before the read."""
+
+
 @dataclass(frozen=True)
 class ClientCapabilities:
     read_text_file: bool = False
@@ -64,7 +70,11 @@ class AcpKaos:
     async def read_text(self, path: Path) -> str:
         if not self._caps.read_text_file:
             return await self._local.read_text(path)
-        return await self._editor_read(path, await self._check_on_disk(path))
+        on_disk = await self._check_on_disk(path)
+        try:
+            return await self._editor_read(path, on_disk)
+        except EditorRefused:
+            return await self._local.read_text(path)  # the file is on disk: read it ourselves
 
     async def read_lines(
         self, path: Path, offset: int, limit: int, *, max_line_chars: int, max_chars: int
@@ -95,7 +105,10 @@ class AcpKaos:
                     return TextWindow(window.lines, offset, total, window.cut)
                 if got > limit + 1:  # it ignored line/limit and sent the whole file
                     return window_of_text(text, offset, limit, **limits)
-        text = await self._editor_read(path, on_disk)
+        try:
+            text = await self._editor_read(path, on_disk)
+        except EditorRefused:  # e.g. Zed, for a file outside the project: the disk has it
+            return await self._local.read_lines(path, offset, limit, **limits)
         return window_of_text(text, offset, limit, **limits)
 
     async def _check_on_disk(self, path: Path) -> FileStat | None:
@@ -116,7 +129,8 @@ class AcpKaos:
         except Exception as exc:
             if on_disk is None:
                 raise FileNotFoundError(f"{path} does not exist") from None
-            raise OSError(f"the editor could not read {path}: {exc}") from None
+            log.info("the editor refused to read %s (%s); reading it from disk", path, exc)
+            raise EditorRefused(f"the editor could not read {path}: {exc}") from None
         return response.content
 
     async def read_bytes(self, path: Path, limit: int | None = None) -> bytes:

@@ -14,14 +14,16 @@ import logging
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
 from .. import sessions
+from ..share import mcp_file
 from ..config import ConfigError, LoadedConfig, load_config, resolve_model
 from ..core.agent import AgentCore
-from ..mcp.config import McpConfigError, ResolvedServers, parse_acp_servers, resolve_servers
+from ..hooks import attach as attach_hooks
+from ..skills import provider_for
 from .errors import auth_required, internal_error, invalid_params, session_not_found
 from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
 from .kaos import AcpKaos, ClientCapabilities
@@ -29,9 +31,13 @@ from .options import OptionError, apply_mode, apply_option, config_options, mode
 from .session import AcpSession
 from .transport import StdioTransport
 
+if TYPE_CHECKING:
+    from ..mcp.config import ResolvedServers
+
 log = logging.getLogger(__name__)
 LIST_PAGE_SIZE = 50
 MCP_METHODS = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+SESSION_METHODS = MCP_METHODS  # the lifecycle requests that take `additionalDirectories` too
 
 
 class AcpServer:
@@ -41,6 +47,7 @@ class AcpServer:
         self.client_capabilities_raw: dict[str, Any] = {}
         self.capabilities = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
+        self._raw_capabilities: Any = None
         if initialize_params is not None:
             self._remember_client(initialize_params.get("clientCapabilities"))
 
@@ -54,8 +61,15 @@ class AcpServer:
 
     # ------------------------------------------------------------------ handshake
 
+    def remember_initialize(self, params: dict[str, Any]) -> None:
+        """The raw `initialize` params (from guard.py): the SDK's models drop capabilities they do
+        not know (e.g. `session.notices`), so the client's own dict is what counts."""
+        self._raw_capabilities = params.get("clientCapabilities")
+
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **_: Any) -> dict[str, Any]:
-        raw = client_capabilities.model_dump(by_alias=True, exclude_none=True) if client_capabilities is not None else {}
+        raw = self._raw_capabilities
+        if not isinstance(raw, dict):
+            raw = client_capabilities.model_dump(by_alias=True, exclude_none=True) if client_capabilities is not None else {}
         self._remember_client(raw)
         return initialize_result({"protocolVersion": protocol_version, "clientCapabilities": raw})
 
@@ -81,32 +95,46 @@ class AcpServer:
 
     # ------------------------------------------------------------------ session lifecycle
 
-    async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+    async def new_session(
+        self, cwd: str, mcp_servers: Any = None, additional_directories: list[str] | None = None, **_: Any
+    ) -> dict[str, Any]:
         loaded = self._usable_config()
         work_dir = _work_dir(cwd)
         servers = _mcp_servers(mcp_servers)
+        dirs = _extra_dirs(additional_directories)
         session = sessions.create(work_dir)
-        acp_session = self._open(session, loaded, servers)
+        acp_session = self._open(session, loaded, servers, dirs)
         return self._opened(acp_session, {"sessionId": session.id})
 
-    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: Any = None, additional_directories: list[str] | None = None, **_: Any
+    ) -> dict[str, Any]:
         loaded = self._usable_config()
         servers = _mcp_servers(mcp_servers)
-        acp_session = self._get_or_open(session_id, cwd, loaded, servers)
+        dirs = _extra_dirs(additional_directories)
+        acp_session = self._get_or_open(session_id, cwd, loaded, servers, dirs)
         await acp_session.use_mcp_servers(servers)
+        acp_session.core.set_extra_dirs(dirs)  # the complete list for this opening (ACP)
         acp_session.replay()
         return self._opened(acp_session, {})
 
-    async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+    async def resume_session(
+        self, session_id: str, cwd: str, mcp_servers: Any = None, additional_directories: list[str] | None = None, **_: Any
+    ) -> dict[str, Any]:
         loaded = self._usable_config()
         servers = _mcp_servers(mcp_servers)
-        acp_session = self._get_or_open(session_id, cwd, loaded, servers)
+        dirs = _extra_dirs(additional_directories)
+        acp_session = self._get_or_open(session_id, cwd, loaded, servers, dirs)
         await acp_session.use_mcp_servers(servers)
+        acp_session.core.set_extra_dirs(dirs)
         return self._opened(acp_session, {})
 
-    async def fork_session(self, session_id: str, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
+    async def fork_session(
+        self, session_id: str, cwd: str, mcp_servers: Any = None, additional_directories: list[str] | None = None, **_: Any
+    ) -> dict[str, Any]:
         loaded = self._usable_config()
         servers = _mcp_servers(mcp_servers)
+        dirs = _extra_dirs(additional_directories)
         source = self.sessions.get(session_id)
         if source is not None:
             source.core.recorder.flush()
@@ -122,7 +150,7 @@ class AcpServer:
         title = original.state.custom_title or original.title()
         fork.state.custom_title = f"{title} (fork)" if title != "Untitled" else None
         fork.save_state()
-        acp_session = self._open(fork, loaded, servers)
+        acp_session = self._open(fork, loaded, servers, dirs)
         return self._opened(acp_session, {"sessionId": fork.id})
 
     async def close_session(self, session_id: str, **_: Any) -> dict[str, Any]:
@@ -154,6 +182,8 @@ class AcpServer:
         """What the SDK would silently repair: invalid `mcpServers` entries are dropped by it."""
         if method in MCP_METHODS and "mcpServers" in params:
             _mcp_servers_checked(params["mcpServers"])
+        if method in SESSION_METHODS and params.get("additionalDirectories") is not None:
+            _extra_dirs(params["additionalDirectories"])  # the SDK would drop bad entries silently
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict[str, Any]:
         if cwd is not None:
@@ -177,28 +207,54 @@ class AcpServer:
             result["nextCursor"] = _encode_cursor(start + LIST_PAGE_SIZE)
         return result
 
-    def _open(self, session: sessions.Session, loaded: LoadedConfig, servers: ResolvedServers | None = None) -> AcpSession:
+    def _open(
+        self,
+        session: sessions.Session,
+        loaded: LoadedConfig,
+        servers: ResolvedServers | None = None,
+        extra_dirs: list[Path] | None = None,
+    ) -> AcpSession:
         kaos = AcpKaos(self.connection, session.id, self.capabilities)
-        core = AgentCore(session=session, loaded_config=loaded, kaos=kaos)
+        agent = _agent_setup(loaded)
+        core = AgentCore(
+            session=session,
+            loaded_config=loaded,
+            kaos=kaos,
+            tools=agent.tools if agent else None,
+            system_prompt=agent.system_prompt if agent else None,
+            commands=[provider_for(session.work_dir, loaded.config)],
+            extra_dirs=extra_dirs or (),
+        )
         core.approvals.runtime_yolo = loaded.config.default_yolo
+        attach_hooks(core)  # [[hooks]]: a block shows as a failed tool card or as the agent's reply
         acp_session = AcpSession(self, core)
         kaos.on_terminal = acp_session.on_terminal
-        try:
-            acp_session.attach_mcp(servers if servers is not None else _mcp_servers(None))
-        except McpConfigError as exc:  # a bad [mcp.client] in config.toml
-            raise internal_error("Invalid configuration", str(exc)) from None
+        if servers is not None:
+            from ..mcp.config import McpConfigError
+
+            try:
+                acp_session.attach_mcp(servers)
+            except McpConfigError as exc:  # a bad [mcp.client] in config.toml
+                raise internal_error("Invalid configuration", str(exc)) from None
         self.sessions[session.id] = acp_session
         return acp_session
 
     def _get_or_open(
-        self, session_id: str, cwd: str | None, loaded: LoadedConfig | None = None, servers: ResolvedServers | None = None
+        self,
+        session_id: str,
+        cwd: str | None,
+        loaded: LoadedConfig | None = None,
+        servers: ResolvedServers | None = None,
+        extra_dirs: list[Path] | None = None,
     ) -> AcpSession:
         """The open session, or the one on disk opened now (no await inside: no race to open twice)."""
         existing = self.sessions.get(session_id)
         if existing is not None:
             return existing
         session = _find_session(session_id, cwd)
-        return self._open(session, loaded or self._usable_config(), servers)
+        if servers is None:
+            servers = _mcp_servers(None)  # e.g. a prompt reopening a closed session: mcp.json's
+        return self._open(session, loaded or self._usable_config(), servers, extra_dirs)
 
     def _opened(self, acp_session: AcpSession, result: dict[str, Any]) -> dict[str, Any]:
         """Add modes and options to a response; commands follow once the response is out."""
@@ -278,6 +334,43 @@ def _work_dir(cwd: str) -> Path:
     return path
 
 
+def _extra_dirs(raw: Any) -> list[Path]:
+    """`additionalDirectories`: absolute paths of existing directories (-32602 naming a bad one)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise invalid_params("additionalDirectories", "must be a list of absolute directory paths")
+    dirs: list[Path] = []
+    for entry in raw:
+        if not isinstance(entry, str) or not entry:
+            raise invalid_params("additionalDirectories", f"each entry must be a path string, got {entry!r}")
+        path = Path(entry)
+        if not path.is_absolute():
+            raise invalid_params("additionalDirectories", f"must be absolute paths, got {entry!r}")
+        try:
+            is_dir = path.is_dir()
+        except (OSError, ValueError):
+            is_dir = False
+        if not is_dir:
+            raise invalid_params("additionalDirectories", f"{entry} is not an existing directory")
+        if path not in dirs:
+            dirs.append(path)
+    return dirs
+
+
+def _agent_setup(loaded: LoadedConfig) -> Any:
+    """The config's `agent_file` for kimi acp sessions (None: the default agent)."""
+    if not loaded.config.agent_file:
+        return None
+    from ..agents import AgentFileError, load_agent_file, setup
+
+    base = loaded.path.parent if loaded.path is not None else None
+    try:
+        return setup(load_agent_file(loaded.config.agent_file, base=base))
+    except AgentFileError as exc:
+        raise internal_error("Invalid configuration", f"agent_file: {exc}") from None
+
+
 def _find_session(session_id: str, cwd: str | None) -> sessions.Session:
     found = sessions.find(cwd, session_id) if cwd and Path(cwd).is_absolute() else None
     found = found or sessions.find_by_id(session_id)
@@ -288,14 +381,23 @@ def _find_session(session_id: str, cwd: str | None) -> sessions.Session:
 
 def _mcp_servers_checked(raw: Any) -> None:
     """The client's `mcpServers` as sent: a bad entry is -32602 naming it (the SDK would drop it)."""
+    if raw is None or raw == []:
+        return
+    from ..mcp.config import McpConfigError, parse_acp_servers
+
     try:
         parse_acp_servers(raw)
     except McpConfigError as exc:
         raise RequestError(-32602, f"Invalid params: {exc}", {"mcpServers": str(exc)}) from None
 
 
-def _mcp_servers(mcp_servers: Any) -> ResolvedServers:
-    """The session's servers: the client's (already checked by the guard) over mcp.json's."""
+def _mcp_servers(mcp_servers: Any) -> ResolvedServers | None:
+    """The session's servers: the client's (already checked by the guard) over mcp.json's; None
+    when there are none anywhere, so a session without MCP never loads the MCP layer."""
+    if not mcp_servers and not mcp_file().exists():
+        return None
+    from ..mcp.config import McpConfigError, resolve_servers
+
     try:
         return resolve_servers(session=mcp_servers)
     except McpConfigError as exc:

@@ -17,7 +17,8 @@ from acp.schema import PermissionOption, ToolCallUpdate
 
 from ..core.agent import AgentCore, ModeChanged, TitleChanged
 from ..core.errors import LLMNotSet, LLMNotSupported
-from ..core.slash import COMMANDS
+from ..core.slash import acp_entries
+from ..core.turn import CommandsChanged
 from ..llm.errors import ChatProviderError
 from ..sessions import iso_time
 from ..wire.file import read_wire_file
@@ -26,10 +27,10 @@ from ..wire.types import (
     ApprovalResponse,
     MCPLoadingEnd,
     QuestionRequest,
-    QuestionResponse,
     Request,
     StatusUpdate,
 )
+from . import questions
 from .convert import prompt_to_user_input
 from .errors import auth_required, internal_error, invalid_params
 from .handshake import auth_methods
@@ -59,11 +60,17 @@ class AcpSession:
         self.server = server
         self.core = core
         self.id = core.session.id
-        self._mapper = UpdateMapper(core.work_dir, approvals=core.approvals, tool_titles=self._tool_title)
+        self._mapper = UpdateMapper(
+            core.work_dir,
+            approvals=core.approvals,
+            tool_titles=self._tool_title,
+            client_capabilities=server.client_capabilities_raw,
+        )
         self._live = False  # turn updates flow only while a prompt is being answered
         self._turn_lock = asyncio.Lock()
         self._generation = 0  # bumped by cancel: prompts queued before it are cancelled too
-        self._permissions: set[asyncio.Task[None]] = set()
+        self._permissions: set[asyncio.Task[None]] = set()  # open permission and question requests
+        questions.configure(core.toolset, server.client_capabilities_raw)
         self._unsubscribe = core.stream.subscribe(self._on_message)
         self.mcp: Any = None  # the session's McpService, when it has MCP servers
 
@@ -71,7 +78,7 @@ class AcpSession:
 
     def attach_mcp(self, servers: Any) -> None:
         """Connect the session's MCP servers in the background (nothing happens without any)."""
-        if not servers.servers and not servers.problems:
+        if servers is None or (not servers.servers and not servers.problems):
             return
         from ..mcp.session import attach  # only sessions with servers load the MCP layer
 
@@ -83,8 +90,12 @@ class AcpSession:
         """load / resume of an open session: switch to the list the client gave this time."""
         if self.mcp is None:
             self.attach_mcp(servers)
-        else:
-            await self.mcp.update(servers)
+            return
+        if servers is None:  # none any more: the running ones are closed
+            from ..mcp.config import ResolvedServers
+
+            servers = ResolvedServers([], [])
+        await self.mcp.update(servers)
 
     def _tool_title(self, name: str) -> str | None:
         """A tool's own card title (MCP tools: "server: tool"), if it has one."""
@@ -103,12 +114,8 @@ class AcpSession:
         self.server.transport.notify("session/update", {"sessionId": self.id, "update": update})
 
     def send_available_commands(self) -> None:
-        commands = []
-        for command in COMMANDS:
-            entry: dict[str, Any] = {"name": command.name, "description": command.description}
-            if command.hint:
-                entry["input"] = {"hint": command.hint}
-            commands.append(entry)
+        """The session's slash commands (built-ins, skills, flows): the registry `/help` reads too."""
+        commands = acp_entries(self.core.slash.commands())
         self.send_update({"sessionUpdate": "available_commands_update", "availableCommands": commands})
 
     def send_config_state(self) -> None:
@@ -116,6 +123,9 @@ class AcpSession:
         self.send_update({"sessionUpdate": "config_option_update", "configOptions": config_options(self.core)})
 
     def _on_message(self, message: Any) -> None:
+        if isinstance(message, CommandsChanged):  # a skill appeared, changed or went away
+            self.send_available_commands()
+            return
         if isinstance(message, ModeChanged):
             self.send_config_state()
             return
@@ -149,7 +159,13 @@ class AcpSession:
             self._permissions.add(task)
             task.add_done_callback(self._permissions.discard)
         elif isinstance(request, QuestionRequest):
-            request.resolve(QuestionResponse(request_id=request.id))  # no question UI in ACP
+            for update in self._mapper.flush():  # the card is complete before the user is asked
+                self.send_update(update)
+            form = questions.form_supported(self.server.client_capabilities_raw)
+            acp_id = self._mapper.acp_id(request.tool_call_id)
+            task = asyncio.create_task(questions.ask(self.server.connection, self.id, acp_id, request, form=form))
+            self._permissions.add(task)  # cancelled with the turn, like a permission request
+            task.add_done_callback(self._permissions.discard)
         else:
             request.resolve(None)
 
@@ -195,6 +211,8 @@ class AcpSession:
                 self._live = False
                 for task in list(self._permissions):
                     task.cancel()
+                # Skills the turn created or changed: the client hears of them after the response.
+                asyncio.get_running_loop().call_soon(self.core.refresh_commands)
         return {"stopReason": STOP_REASONS.get(result.status, "end_turn")}
 
     def _prompt_error(self, exc: Exception) -> RequestError:
@@ -224,7 +242,7 @@ class AcpSession:
     def replay(self) -> None:
         """Send the recorded history as updates (session/load), all before the load response."""
         self.core.recorder.flush()
-        mapper = UpdateMapper(self.core.work_dir, replay=True)
+        mapper = UpdateMapper(self.core.work_dir, replay=True, client_capabilities=self.server.client_capabilities_raw)
         for record in read_wire_file(self.core.session.wire_file):
             if isinstance(record.message, (Request, ApprovalResponse)):
                 continue

@@ -22,11 +22,15 @@ from typing import Any, Literal
 from ..wire.types import (
     ApprovalRequest,
     ApprovalResponse,
+    CompactionBegin,
+    CompactionEnd,
     DiffDisplayBlock,
     ImageURLPart,
+    PlanDisplay,
     ShellDisplayBlock,
     StatusUpdate,
     SteerInput,
+    StepRetry,
     TextPart,
     ThinkPart,
     TodoDisplayBlock,
@@ -45,6 +49,7 @@ from .convert import (
     read_locations,
     result_content,
     runs_unasked,
+    session_capability,
     text_content,
     tool_kind,
     tool_locations,
@@ -74,6 +79,10 @@ class UpdateMapper:
     """`approvals` (the core's) lets a call that will not ask (yolo, approved for the session) be
     `in_progress` as soon as it starts; without it such a call stays `pending` until it ends,
     unless a terminal is embedded. It is never `in_progress` while a permission request is open.
+
+    What the agent does on its own is shown too: a retried model request and a compaction of the
+    context as the client's `notice` / `compaction_update` when it advertised them
+    (`client_capabilities`), else as a short italic line of the agent's message.
     """
 
     def __init__(
@@ -83,10 +92,15 @@ class UpdateMapper:
         replay: bool = False,
         approvals: ApprovalState | None = None,
         tool_titles: Callable[[str], str | None] | None = None,
+        client_capabilities: dict[str, Any] | None = None,
     ) -> None:
         """`tool_titles(name)` names tools the mapper cannot know, e.g. "server: tool" for MCP."""
         self.cwd = cwd
         self.replay = replay
+        self.notices = session_capability(client_capabilities, "notices")
+        self.compaction_updates = session_capability(client_capabilities, "compaction")
+        self._compactions = 0
+        self._compaction_id: str | None = None
         self.approvals = approvals
         self._tool_titles = tool_titles
         self._turn = uuid.uuid4().hex[:8]
@@ -140,6 +154,15 @@ class UpdateMapper:
                     updates.append(usage)
         elif isinstance(message, SteerInput):
             updates.extend(user_chunks(message.user_input))
+        elif isinstance(message, PlanDisplay):
+            updates.append(self._agent_text(plan_text(message)))
+        elif isinstance(message, StepRetry):
+            if not self.replay:  # a live event: what was retried then does not matter when reloading
+                updates.append(self._retry(message))
+        elif isinstance(message, CompactionBegin):
+            updates.append(self._compaction_begin())
+        elif isinstance(message, CompactionEnd):
+            updates.extend(self._compaction_end())
         elif isinstance(message, TurnBegin) and self.replay:
             self.begin_turn()
             updates.extend(user_chunks(message.user_input))
@@ -290,6 +313,36 @@ class UpdateMapper:
                 updates.append({"sessionUpdate": "plan", "entries": entries})
         return updates
 
+    def _agent_text(self, text: str) -> Update:
+        self.shown_output = True
+        return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+
+    def _retry(self, message: StepRetry) -> Update:
+        title = f"Retrying after {retry_cause(message)} (attempt {message.next_attempt} of {message.max_attempts})"
+        if self.notices:
+            return {
+                "sessionUpdate": "notice",
+                "severity": "warning",
+                "title": title,
+                "description": f"The model request failed; trying again in {message.wait_s:g} s.",
+            }
+        return self._agent_text(f"\n\n_{title}…_\n\n")
+
+    def _compaction_begin(self) -> Update:
+        self._compactions += 1
+        self._compaction_id = f"{self._turn}-compaction-{self._compactions}"
+        if self.compaction_updates:
+            return {"sessionUpdate": "compaction_update", "compactionId": self._compaction_id, "status": "in_progress"}
+        return self._agent_text("\n\n_Compacting the conversation to free up context…_\n\n")
+
+    def _compaction_end(self) -> list[Update]:
+        compaction_id, self._compaction_id = self._compaction_id, None
+        if self.compaction_updates:
+            if compaction_id is None:
+                return []
+            return [{"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": "completed"}]
+        return [self._agent_text("_Context compacted: older messages are now a summary._\n\n")]
+
     @staticmethod
     def _usage(message: StatusUpdate) -> Update | None:
         if message.context_tokens is None or not message.max_context_tokens:
@@ -304,6 +357,24 @@ def first_changed_line(block: DiffDisplayBlock) -> int:
     while same < min(len(old), len(new)) and old[same] == new[same]:
         same += 1
     return (block.new_start or 1) + same
+
+
+def retry_cause(message: StepRetry) -> str:
+    """What failed, in a few words: "a 503", "a connection error", "an empty reply"."""
+    if message.status_code:
+        return f"a {message.status_code}"
+    causes = {
+        "APIConnectionError": "a connection error",
+        "APITimeoutError": "a timeout",
+        "APIEmptyResponseError": "an empty reply",
+    }
+    return causes.get(message.error_type, "an error")
+
+
+def plan_text(message: PlanDisplay) -> str:
+    """ExitPlanMode's plan as the user reads it before approving: a titled block of the chat."""
+    body = message.content.strip("\n")
+    return f"\n\n**Plan** (`{message.file_path}`)\n\n{body}\n\n"
 
 
 def user_chunks(user_input: UserInput) -> list[Update]:

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import random
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,11 +23,14 @@ from ..llm.errors import ChatProviderError, is_retryable
 from ..llm.types import ChatProvider, ChatStream, Message
 from ..sessions import Session, shorten_title
 from ..tools import builtin_tools
-from ..tools.base import ToolContext, tool_error
+from ..tools.base import Tool, ToolContext, tool_error
+from ..tools.plan import EXIT as EXIT_PLAN_MODE
 from ..wire.file import WireRecorder
 from ..wire.types import (
     AudioURLPart,
     ImageURLPart,
+    QuestionRequest,
+    QuestionResponse,
     Request,
     StatusUpdate,
     SteerInput,
@@ -49,14 +53,16 @@ from .approvals import Approvals
 from .compaction import compact, should_compact
 from .context import Context
 from .errors import LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
-from .messages import assistant_message, estimate_tokens, tool_result_message, user_message
-from .prompt import build_system_prompt
+from .hook_points import NO_HOOKS, HookRunner
+from .messages import assistant_message, estimate_tokens, system_note, tool_result_message, user_message
+from .plan_file import ensure_plan, plan_file_path, release_plan
+from .prompt import PromptBuilder, PromptInputs, default_prompt, format_skills
 from .services import TurnService
-from .slash import parse_slash
-from .slash_commands import INIT_PROMPT, run_slash_command
+from .slash import CommandProvider, SlashRegistry, parse_slash
+from .slash_commands import NestedTurn, run_slash_command
 from .stream import MessageStream
 from .toolset import CANCELLED_MESSAGE, ToolOutcome, Toolset
-from .turn import INTERNAL_SIGNALS, ModeChanged, TitleChanged, TurnResult
+from .turn import INTERNAL_SIGNALS, CommandsChanged, ModeChanged, TitleChanged, TurnResult
 
 __all__ = ["AgentCore", "INTERNAL_SIGNALS", "ModeChanged", "TitleChanged", "TurnResult"]
 
@@ -66,10 +72,13 @@ RETRY_INITIAL_S = 0.3
 RETRY_MAX_S = 5.0
 RETRY_AFTER_CAP_S = 60.0
 TOOL_CANCEL_GRACE_S = 0.8
+SESSION_END_WAIT_S = 5.0  # SessionEnd hooks at close: bounded, the process may be exiting
 PLAN_MODE_REMINDER = (
-    "<system-reminder>Plan mode is on. Investigate with read-only tools and present a concrete plan; do not "
-    "change any file (WriteFile and StrReplaceFile are refused) until the user turns plan mode off."
-    "</system-reminder>"
+    "<system-reminder>Plan mode is on. You MUST NOT make any edits (with the exception of the plan file "
+    "below), run non-readonly tools, or otherwise change the system; this supersedes any other instruction.\n"
+    "Plan file: {path} ({state}). It is the only file you may change.\n"
+    "Workflow: understand the code (Glob, Grep, ReadFile), design one recommended approach, write the plan "
+    "to the plan file with WriteFile or StrReplaceFile, then {finish}.</system-reminder>"
 )
 
 
@@ -113,7 +122,15 @@ class AgentCore:
         model_alias: str | None = None,
         thinking: bool | None = None,
         max_steps_per_turn: int | None = None,
+        tools: Sequence[Tool] | None = None,
+        system_prompt: PromptBuilder | None = None,
+        commands: Sequence[CommandProvider] = (),
+        extra_dirs: Sequence[Path] = (),
     ) -> None:
+        """`tools` and `system_prompt` come from an agent file (`kimi_acp/agents.py`); by default
+        the session has every built-in tool and the default prompt. `commands` adds slash commands
+        (skills and flows, `kimi_acp/skills.py`); their skills are listed in the system prompt.
+        `extra_dirs` are workspace directories of this process only (ACP additionalDirectories, --add-dir)."""
         self.session = session
         self.loaded_config = loaded_config
         self.kaos = kaos
@@ -122,8 +139,9 @@ class AgentCore:
         self.stream.subscribe(self._record)
         self.context = Context.load(session.context_file)
         self.approvals = Approvals(session, self.stream.send)
-        self.toolset = Toolset(builtin_tools())
+        self.toolset = Toolset(list(tools) if tools is not None else builtin_tools())
         self.toolset.plan_mode = lambda: self.plan_mode
+        self.toolset.plan_file = self.plan_file_path
         self.model_alias = model_alias or self._stored_model(session, loaded_config.config)
         self.thinking = thinking if thinking is not None else session.state.thinking
         self.max_steps_override = max_steps_per_turn
@@ -134,9 +152,23 @@ class AgentCore:
         self._cancel_before_start = False
         self._requests: dict[int, Request] = {}  # open requests of tools, by id()
         self.services: list[TurnService] = []  # e.g. the session's MCP servers (see services.py)
+        self.slash = SlashRegistry()  # the built-ins, and skills/flows from `commands`
+        for provider in commands:
+            self.slash.add_provider(provider)
+        self.prompt_builder: PromptBuilder = system_prompt or default_prompt
+        self.extra_dirs: list[Path] = list(extra_dirs)  # see set_extra_dirs
+        # extra_dirs the system prompt does not mention (a resumed session): tell the model at the next turn
+        self._dirs_note = bool(self.extra_dirs) and not self.context.is_new
+        self.hooks: HookRunner = NO_HOOKS  # a front end attaches the engine (kimi_acp/hooks.py)
+        self.toolset.hook_runner = lambda: self.hooks
+        self._hook_source = "startup" if self.context.is_new else "resume"  # for SessionStart
+        self._session_started = False
+        self._user_rejected = False  # the last agent loop ended on a tool call the user refused
+        self._told_skills: tuple[Any, ...] | None = None  # the skills the model knows of (see _prepare_turn)
         if self.context.is_new:
-            self.context.start(build_system_prompt(session.work_dir, self.toolset.names()))
+            self.context.start(self.fresh_system_prompt())
             self.context.close()
+            self._told_skills = tuple(self.slash.skills())
             if self.config.default_plan_mode and not session.state.plan_mode:
                 session.state.plan_mode = True
                 session.save_state()
@@ -192,17 +224,100 @@ class AgentCore:
             if announce:
                 self.stream.send(ModeChanged(yolo=on, plan_mode=self.plan_mode))
 
+    def set_afk(self, on: bool) -> None:
+        """Turn afk on/off (persisted): tool calls approved, questions dismissed (nobody is there)."""
+        self.approvals.set_afk(on)
+
+    # ------------------------------------------------------------------ workspace, prompt, commands
+
+    def workspace_dirs(self) -> list[Path]:
+        """Directories the tools treat as inside the workspace besides the work dir: the session's
+        own (`/add-dir`, in state.json) and this process's (`extra_dirs`)."""
+        dirs = [Path(d) for d in self.session.state.additional_dirs]
+        dirs += [d for d in self.extra_dirs if d not in dirs]
+        return dirs
+
+    def set_extra_dirs(self, dirs: Sequence[Path]) -> None:
+        """This process's workspace directories (an ACP client's roots on load/resume); the model
+        is told of a change at the next turn."""
+        dirs = list(dirs)
+        if dirs != self.extra_dirs:
+            self.extra_dirs = dirs
+            self._dirs_note = True
+
+    def fresh_system_prompt(self) -> str:
+        """The system prompt built now (new session, /clear, compaction)."""
+        inputs = PromptInputs(self.work_dir, self.toolset.names(), self.workspace_dirs(), self.slash.skills())
+        return self.prompt_builder(inputs)
+
+    def refresh_commands(self) -> bool:
+        """Re-read the command providers (skills on disk); front ends hear of a change (CommandsChanged)."""
+        if not self.slash.refresh():
+            return False
+        self.stream.send(CommandsChanged())
+        return True
+
+    def _prepare_turn(self) -> None:
+        """Before a turn: pick up skills changed on disk. The system prompt is frozen with the
+        session (Kimi's format), so a change of skills is told to the model in a note instead."""
+        self.refresh_commands()
+        skills = tuple(self.slash.skills())
+        if self.context.system_prompt is None:
+            self.context.start(self.fresh_system_prompt())
+            self._told_skills, self._dirs_note = skills, False
+        if self._told_skills is None:  # a resumed session: which skills does its frozen prompt list?
+            prompt = self.context.system_prompt or ""
+            self._told_skills = skills if all(s.path in prompt for s in skills) else ()
+        notes = []
+        if skills != self._told_skills:
+            self._told_skills = skills
+            notes.append("The available skills have changed.\n" + format_skills(skills))
+        if self._dirs_note:
+            self._dirs_note = False
+            dirs = "\n".join(f"- {d}" for d in self.workspace_dirs()) or "(none)"
+            notes.append(f"The workspace directories besides the working directory are now:\n{dirs}")
+        if notes:
+            self.context.append([user_message([system_note(n) for n in notes])])
+
+    async def run_nested_turn(self, user_input: UserInput) -> NestedTurn:
+        """A turn inside the running one (a flow node): TurnBegin, the model's steps, TurnEnd.
+
+        The prompt goes to the context as a user message; the model's last reply is returned."""
+        self.stream.send(TurnBegin(user_input=user_input))
+        try:
+            provider = self.require_provider()
+            self._check_capabilities(user_input, provider)
+            self.context.checkpoint()
+            self.context.append([user_message(user_input)])
+            result = await self._agent_loop(provider)
+        finally:
+            self.stream.send(TurnEnd())
+        last = self.context.history[-1] if self.context.history else None
+        final = last.text() if last is not None and last.role == "assistant" else ""
+        return NestedTurn(result, final, rejected=self._user_rejected)
+
     def set_plan_mode(self, on: bool, *, announce: bool = True) -> None:
-        """Turn plan mode on/off; persisted and recorded as StatusUpdate(plan_mode)."""
+        """Turn plan mode on/off; persisted and recorded as StatusUpdate(plan_mode).
+
+        Turning it on gives the round its plan file (state.json `plan_session_id`/`plan_slug`),
+        turning it off forgets them, so the next round starts a fresh plan (as Kimi does)."""
         changed = self.session.state.plan_mode != on
         if changed:
             self.session.state.plan_mode = on
+            if on:
+                ensure_plan(self.session)
+            else:
+                release_plan(self.session)
             self.session.save_state()
         self.stream.send(StatusUpdate(plan_mode=on))
         if changed and announce:
             self.stream.send(ModeChanged(yolo=self.approvals.yolo, plan_mode=on))
         if not self.busy:
             self.recorder.close()
+
+    def plan_file_path(self) -> Path:
+        """The plan file of the current planning round (`core/plan_file.py`)."""
+        return plan_file_path(self.session)
 
     async def set_model(self, alias: str, thinking: bool | None) -> None:
         """Switch this session's model (validated); persisted in the session only."""
@@ -251,6 +366,17 @@ class AgentCore:
                 await asyncio.wait_for(asyncio.shield(self._turn), 2.0)
             except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
                 pass
+        if self._session_started:  # SessionEnd pairs with the SessionStart of this core's first turn
+            self._session_started = False
+            try:
+                ending = self.hooks.run("SessionEnd", "exit", {"reason": "exit"})
+                await asyncio.wait_for(ending, SESSION_END_WAIT_S)
+            except (asyncio.TimeoutError, Exception):
+                log.warning("session %s: SessionEnd hooks did not finish", self.session.id)
+        try:
+            await self.hooks.settle(cancel=True)
+        except Exception:
+            log.exception("stopping background hooks failed")
         self.recorder.close()
         self.context.close()
         for service in self.services:
@@ -268,6 +394,7 @@ class AgentCore:
         """Run one turn to its end. Raises AgentError / ChatProviderError when it fails."""
         if self._turn is not None:
             raise TurnInProgress()
+        self._prepare_turn()
         self._turn_state, self._cancel_before_start = "starting", False
         task = asyncio.create_task(self._turn_body(user_input))
         self._turn = task
@@ -290,26 +417,31 @@ class AgentCore:
         self.approvals.turn_id = uuid.uuid4().hex
         self._steers.clear()
         self.stream.send(TurnBegin(user_input=user_input))
+        cancelled = False
         try:
             if self._cancel_before_start:
                 return TurnResult("cancelled")
             text = user_input_text(user_input)
+            if await self._prompt_blocked(text):
+                return TurnResult("finished")
             slash = parse_slash(text)
             if slash is not None:
-                handled = await run_slash_command(self, *slash)
-                if handled is not None:
-                    return handled
-                user_input = INIT_PROMPT if slash[0] == "init" else user_input
+                outcome = await run_slash_command(self, *slash)
+                if isinstance(outcome, TurnResult):
+                    return outcome
+                user_input = outcome.user_input  # /init, /skill:<name>: the prompt it expands into
             provider = self.require_provider()
             self._check_capabilities(user_input, provider)
             if not self.session.state.custom_title and slash is None:
                 self._set_title(shorten_title(text) if text.strip() else "Untitled")
             self.context.checkpoint()
             self.context.append([user_message(user_input)])
-            return await self._agent_loop(provider)
+            return await self._loop_with_stop_hook(provider)
         except asyncio.CancelledError:
+            cancelled = True
             return TurnResult("cancelled")
         finally:
+            await self._settle_hooks(cancel=cancelled)
             self.approvals.reject_pending()
             for request in list(self._requests.values()):
                 request.resolve(None)
@@ -317,7 +449,44 @@ class AgentCore:
             self.recorder.close()  # flushed and closed: idle sessions keep no file descriptors
             self.context.close()
 
+    async def _prompt_blocked(self, text: str) -> bool:
+        """SessionStart (first turn of this core), then UserPromptSubmit. A block ends the turn with
+        its reason as the agent's reply, before the prompt reaches the context."""
+        if not self._session_started:
+            self._session_started = True
+            await self.hooks.run("SessionStart", self._hook_source, {"source": self._hook_source})
+        verdict = await self.hooks.run("UserPromptSubmit", text, {"prompt": text})
+        if verdict.blocked:
+            self.say(verdict.reason or "Prompt blocked by hook.")
+        return verdict.blocked
+
+    async def _loop_with_stop_hook(self, provider: ChatProvider) -> TurnResult:
+        """The agent loop, then the Stop hook: a block with a reason buys one more round, once."""
+        result = await self._agent_loop(provider)
+        if result.status != "finished" or self._user_rejected:
+            return result
+        verdict = await self.hooks.run("Stop", "", {"stop_hook_active": False})
+        if not (verdict.blocked and verdict.reason):
+            return result
+        self.context.append([user_message(verdict.reason)])
+        self.stream.send(SteerInput(user_input=verdict.reason))  # shown: why the agent goes on
+        result = await self._agent_loop(provider)
+        if result.status == "finished" and not self._user_rejected:
+            await self.hooks.run("Stop", "", {"stop_hook_active": True})  # told, but no third round
+        return result
+
+    async def _settle_hooks(self, *, cancel: bool) -> None:
+        """Hooks fired in the background (PostToolUse, …) end with the turn: awaited, or killed when
+        the turn was cancelled. TurnEnd must follow whatever happens here."""
+        try:
+            await self.hooks.settle(cancel=cancel)
+        except asyncio.CancelledError:
+            pass  # cancelled while waiting: the engine has killed them
+        except Exception:
+            log.exception("background hooks failed")
+
     async def _agent_loop(self, provider: ChatProvider) -> TurnResult:
+        self._user_rejected = False
         for service in self.services:
             await service.before_turn(self.stream.send)
         step = 0
@@ -332,10 +501,14 @@ class AgentCore:
                 outcomes = await self._step_with_retries(provider, step)
             except asyncio.CancelledError:
                 raise
-            except BaseException:
+            except BaseException as exc:
                 self.stream.send(StepInterrupted())
+                if isinstance(exc, Exception):
+                    kind = type(exc).__name__
+                    self.hooks.fire("StopFailure", kind, {"error_type": kind, "error_message": str(exc)})
                 raise
             rejected_silently = any(o.rejected and not o.feedback for o in outcomes)
+            self._user_rejected = rejected_silently
             steered = self._consume_steers()
             if steered:
                 continue
@@ -373,7 +546,7 @@ class AgentCore:
         assert self.context.system_prompt is not None
         history: list[Message] = self.context.history
         if self.plan_mode:
-            history = [*history, Message(role="user", content=PLAN_MODE_REMINDER)]
+            history = [*history, Message(role="user", content=self._plan_reminder())]
         stream: ChatStream = provider.stream(self.context.system_prompt, self.toolset.specs(), history)
         send = self.stream.send
         try:
@@ -434,8 +607,9 @@ class AgentCore:
                 approver=self.approvals,
                 todos=self,
                 send_request=self.send_request,
-                additional_dirs=[Path(d) for d in self.session.state.additional_dirs],
+                additional_dirs=self.workspace_dirs(),
                 tool_name=name,
+                plan=self,
             )
 
         outcome = await self.toolset.handle(call, make_context)
@@ -444,6 +618,8 @@ class AgentCore:
 
     async def send_request(self, request: Request) -> Any:
         """Put a request on the stream and wait for whoever drives the session to answer it."""
+        if isinstance(request, QuestionRequest) and self.approvals.afk:
+            return QuestionResponse(request_id=request.id)  # afk: nobody to ask, dismissed at once
         self._requests[id(request)] = request
         try:
             self.stream.send(request)
@@ -477,6 +653,14 @@ class AgentCore:
             self.context.append([user_message(steer)])
             self.stream.send(SteerInput(user_input=steer))
         return True
+
+    def _plan_reminder(self) -> str:
+        path = self.plan_file_path()
+        state = "exists: read it first, then update it" if path.exists() else "does not exist yet: create it with WriteFile"
+        tool = self.toolset.get(EXIT_PLAN_MODE)
+        can_exit = tool is not None and EXIT_PLAN_MODE not in self.toolset.hidden and getattr(tool, "listed", True)
+        finish = "call ExitPlanMode for the user's approval" if can_exit else "present the plan and wait for the user"
+        return PLAN_MODE_REMINDER.format(path=path, state=state, finish=finish)
 
     def _send_status(self, stream: ChatStream) -> None:
         max_size = self.max_context_size
@@ -528,7 +712,7 @@ class AgentCore:
         max_size = self.max_context_size
         if not max_size or not should_compact(self.context.token_count, max_size, self.config.loop_control):
             return
-        await compact(self, provider)
+        await compact(self, provider, trigger="auto")
 
     # ------------------------------------------------------------------ helpers
 

@@ -27,6 +27,7 @@ class Approvals:
         self._pending: dict[str, ApprovalRequest] = {}
         self.turn_id: str | None = None  # source_id of requests made during the current turn
         self.runtime_yolo = False  # `--yolo` / `yolo=True`: this process only, not persisted
+        self.runtime_afk = False  # `--afk`: this process only, not persisted
 
     # ------------------------------------------------------------------ state
 
@@ -39,6 +40,18 @@ class Approvals:
             self.runtime_yolo = False
         if self._session.state.approval.yolo != on:
             self._session.state.approval.yolo = on
+            self._session.save_state()
+
+    @property
+    def afk(self) -> bool:
+        """Away from keyboard: every action is approved and questions are dismissed (/afk, --afk)."""
+        return self.runtime_afk or self._session.state.approval.afk
+
+    def set_afk(self, on: bool) -> None:
+        if not on:
+            self.runtime_afk = False
+        if self._session.state.approval.afk != on:
+            self._session.state.approval.afk = on
             self._session.save_state()
 
     @property
@@ -61,7 +74,7 @@ class Approvals:
         self, *, tool_call_id: str, sender: str, action: str, description: str, display: Sequence[DisplayBlock]
     ) -> None:
         """Return when approved; raise ToolRejectedError when rejected (or the wait is cancelled)."""
-        if self.yolo or action in self.session_actions:
+        if self.yolo or self.afk or action in self.session_actions:
             return
         req = ApprovalRequest(
             id=str(uuid.uuid4()),

@@ -16,8 +16,8 @@ from ..llm.errors import is_retryable
 from ..llm.types import ChatProvider, Message
 from ..wire.types import CompactionBegin, CompactionEnd, TextPart, ToolCall
 from .context import Context
+from .hook_points import HookRunner
 from .messages import estimate_tokens, system_note
-from .prompt import build_system_prompt
 from .stream import MessageStream
 
 
@@ -30,6 +30,7 @@ class CompactionHost(Protocol):
 
     context: Context
     stream: MessageStream
+    hooks: HookRunner
 
     @property
     def config(self) -> Config: ...
@@ -39,6 +40,10 @@ class CompactionHost(Protocol):
 
     @property
     def toolset(self) -> _ToolNames: ...
+
+    def fresh_system_prompt(self) -> str:
+        """The session's system prompt built anew (the agent file's template, skills, workspace)."""
+        ...
 
 PRESERVED_MESSAGES = 2
 SUMMARY_SYSTEM_PROMPT = "You are a helpful assistant that compacts conversation context."
@@ -82,12 +87,19 @@ def _render(history: list[Message]) -> str:
     return "\n\n".join(chunks)
 
 
-async def compact(core: CompactionHost, provider: ChatProvider, focus: str = "") -> bool:
-    """Summarise older history; returns False when there was nothing to compact."""
+async def compact(
+    core: CompactionHost, provider: ChatProvider, focus: str = "", trigger: str = "manual"
+) -> bool:
+    """Summarise older history; returns False when there was nothing to compact.
+
+    `trigger` ("auto" near the limit, "manual" for /compact) is what PreCompact / PostCompact hooks
+    match. PreCompact is awaited but cannot stop a compaction; PostCompact runs in the background.
+    """
     history = core.context.history
     cut = split_point(history)
     if cut == 0:
         return False
+    await core.hooks.run("PreCompact", trigger, {"trigger": trigger, "token_count": core.context.token_count})
     core.stream.send(CompactionBegin())
     try:
         instructions = SUMMARY_INSTRUCTIONS + (f"\n\nPay particular attention to: {focus}" if focus else "")
@@ -99,11 +111,13 @@ async def compact(core: CompactionHost, provider: ChatProvider, focus: str = "")
             content=[system_note("Previous context has been compacted. Here is the compaction output:"), TextPart(text=summary)],
         )
         new_history = [head, *preserved]
-        system_prompt = build_system_prompt(core.work_dir, core.toolset.names())
-        core.context.rotate(system_prompt, new_history, output_tokens + estimate_tokens(preserved))
+        system_prompt = core.fresh_system_prompt()
+        estimated = output_tokens + estimate_tokens(preserved)
+        core.context.rotate(system_prompt, new_history, estimated)
         core.context.checkpoint()
     finally:
         core.stream.send(CompactionEnd())
+    core.hooks.fire("PostCompact", trigger, {"trigger": trigger, "estimated_token_count": estimated})
     return True
 
 

@@ -1,26 +1,77 @@
-"""The system prompt: who the agent is, where it works, what it can use, and the project's AGENTS.md."""
+"""The system prompt: who the agent is, where it works, what it can use, and the project's AGENTS.md.
+
+Standard library only. An agent file (`kimi_acp/agents.py`) may replace the whole prompt with its own
+template; `PromptInputs` is what either kind of prompt is built from, so the core can rebuild the
+prompt (on /clear and compaction) without knowing which kind the session uses.
+"""
 
 from __future__ import annotations
 
 import datetime
 import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 AGENTS_MD_MAX_BYTES = 32 * 1024
 LISTING_MAX_ENTRIES = 60
 
 
-def build_system_prompt(work_dir: Path, tool_names: Sequence[str], *, now: datetime.datetime | None = None) -> str:
+@dataclass(frozen=True)
+class SkillSummary:
+    """What the model is told about one skill: enough to know when to read its SKILL.md."""
+
+    name: str
+    description: str
+    path: str  # the SKILL.md file
+
+
+@dataclass(frozen=True)
+class PromptInputs:
+    """Everything a system prompt is built from, gathered by the core when it (re)builds one."""
+
+    work_dir: Path
+    tool_names: Sequence[str]
+    additional_dirs: Sequence[Path] = ()
+    skills: Sequence[SkillSummary] = ()
+    now: datetime.datetime | None = None
+
+
+PromptBuilder = Callable[[PromptInputs], str]
+
+
+def default_prompt(inputs: PromptInputs) -> str:
+    """The default agent's prompt (a `PromptBuilder`)."""
+    return build_system_prompt(
+        inputs.work_dir,
+        inputs.tool_names,
+        now=inputs.now,
+        additional_dirs=inputs.additional_dirs,
+        skills=inputs.skills,
+    )
+
+
+def build_system_prompt(
+    work_dir: Path,
+    tool_names: Sequence[str],
+    *,
+    now: datetime.datetime | None = None,
+    additional_dirs: Sequence[Path] = (),
+    skills: Sequence[SkillSummary] = (),
+    role_additional: str = "",
+) -> str:
+    """The default agent's prompt; `role_additional` is an agent file's ROLE_ADDITIONAL argument."""
     now = now or datetime.datetime.now().astimezone()
     shell = os.environ.get("SHELL") or "/bin/sh"
+    extra_dirs = "".join(f"\n- Additional workspace directory: {d}" for d in additional_dirs)
     sections = [
         "You are Kimi, a coding agent working inside the user's project. You help by reading code, running "
         "commands and editing files with the tools you are given, then reporting clearly and briefly what you "
         "did.",
+        *([role_additional.strip()] if role_additional.strip() else []),
         "# Environment\n"
-        f"- Working directory: {work_dir}\n"
+        f"- Working directory: {work_dir}{extra_dirs}\n"
         f"- Operating system: {platform.system()} {platform.release()} ({platform.machine()})\n"
         f"- Shell: {shell}\n"
         f"- Date: {now.strftime('%Y-%m-%d %A')} (time zone {now.strftime('%Z %z')})",
@@ -37,6 +88,8 @@ def build_system_prompt(work_dir: Path, tool_names: Sequence[str], *, now: datet
         "- Verify your work (run the tests or the program) when you can, and say so when you cannot.\n"
         "- Never invent file contents, command output or results.",
     ]
+    if skills:
+        sections.append(skills_section(skills))
     listing = _listing(work_dir)
     if listing:
         sections.append(f"# Top level of the working directory\n{listing}")
@@ -47,6 +100,24 @@ def build_system_prompt(work_dir: Path, tool_names: Sequence[str], *, now: datet
             f"{agents_md}"
         )
     return "\n\n".join(sections) + "\n"
+
+
+def skills_section(skills: Sequence[SkillSummary]) -> str:
+    """The `# Skills` section: name, description and where the instructions are, one skill a line."""
+    return "# Skills\n" + format_skills(skills)
+
+
+def format_skills(skills: Sequence[SkillSummary]) -> str:
+    """The skill list the model reads (also `${KIMI_SKILLS}` of an agent file's prompt)."""
+    if not skills:
+        return "No skills are available."
+    lines = [
+        "Skills are instructions for specific tasks, each in a SKILL.md file. When a task matches a skill's "
+        "description, read its SKILL.md with ReadFile and follow it. The user can also run one with "
+        "`/skill:<name>`.",
+    ]
+    lines += [f"- {s.name}: {s.description} ({s.path})" for s in skills]
+    return "\n".join(lines)
 
 
 def read_agents_md(work_dir: Path) -> str:
@@ -63,6 +134,11 @@ def read_agents_md(work_dir: Path) -> str:
             text += "\n[... AGENTS.md truncated at 32 KiB]"
         return text
     return ""
+
+
+def work_dir_listing(work_dir: Path) -> str:
+    """The top level of the work dir, one `- name` a line (`${KIMI_WORK_DIR_LS}` of agent prompts)."""
+    return _listing(work_dir)
 
 
 def _listing(work_dir: Path) -> str:

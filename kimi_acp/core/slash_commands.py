@@ -1,22 +1,59 @@
-"""What each slash command does. Parsing and the advertised list live in `slash.py`."""
+"""What each slash command does. The list of commands is the session's `SlashRegistry` (`slash.py`).
+
+Every command runs inside a turn (after its TurnBegin) and ends it with a `TurnResult`, or expands
+into a prompt (`SlashPrompt`: /init, /skill:<name>) that the turn then sends to the model. Commands
+work on the `SlashHost` protocol, not on `AgentCore`, so they can be read and tested apart.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+import asyncio
+import datetime
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
 
+from .. import sessions
 from ..llm.types import ChatProvider
-from ..wire.types import StatusUpdate
+from ..sessions import Session
+from ..wire.types import StatusUpdate, UserInput
 from .approvals import Approvals
-from .compaction import CompactionHost, compact
-from .prompt import build_system_prompt
-from .slash import find_command
+from .compaction import CompactionHost, compact, split_point
+from .context import Context
+from .messages import estimate_tokens, system_note, user_message
+from .plan_file import clear_plan, plan_file_path, read_plan
+from .slash import SlashCommand, SlashRegistry
+from .transcript import MAX_IMPORT_BYTES, default_export_name, export_markdown, history_transcript, import_message, is_importable
 from .turn import TurnResult
+
+DIR_LISTING_MAX = 50
+
+
+@dataclass(frozen=True)
+class SlashPrompt:
+    """The command expands into a prompt: the turn goes on with this user message for the model."""
+
+    user_input: UserInput
+
+
+@dataclass(frozen=True)
+class NestedTurn:
+    """What `SlashHost.run_nested_turn` reports: how it ended and the model's last reply."""
+
+    result: TurnResult
+    final_text: str
+    rejected: bool = False  # it ended on a tool call the user refused (a flow stops there)
 
 
 class SlashHost(CompactionHost, Protocol):
-    """What the commands change: the session's agent (AgentCore implements it)."""
+    """What the commands use: the session's agent (AgentCore implements it)."""
 
     approvals: Approvals
+    session: Session
+    slash: SlashRegistry
+    extra_dirs: list[Path]  # workspace dirs of this process only (ACP additionalDirectories, --add-dir)
 
     @property
     def plan_mode(self) -> bool: ...
@@ -24,13 +61,27 @@ class SlashHost(CompactionHost, Protocol):
     @property
     def max_context_size(self) -> int | None: ...
 
+    @property
+    def max_steps(self) -> int: ...
+
     def say(self, text: str) -> None: ...
 
     def set_yolo(self, on: bool, *, announce: bool = True) -> None: ...
 
+    def set_afk(self, on: bool) -> None: ...
+
     def set_plan_mode(self, on: bool, *, announce: bool = True) -> None: ...
 
     def require_provider(self) -> ChatProvider: ...
+
+    def fresh_system_prompt(self) -> str: ...
+
+    def workspace_dirs(self) -> list[Path]: ...
+
+    async def run_nested_turn(self, user_input: UserInput) -> NestedTurn:
+        """A turn inside this one (a flow node): TurnBegin, the model's steps, TurnEnd."""
+        ...
+
 
 INIT_PROMPT = """\
 Analyze this codebase and write (or update) an `AGENTS.md` file at the root of the working directory.
@@ -38,60 +89,328 @@ It is read by coding agents before they work here, so make it short and useful: 
 how it is laid out, how to build, run and test it (exact commands), the code style and conventions it
 follows, and anything surprising a newcomer must know. Explore first (read the README, build files and
 a few representative sources), then write the file with WriteFile."""
+DONE = TurnResult("finished")
 
 
-async def run_slash_command(core: SlashHost, name: str, args: str) -> TurnResult | None:
-    """Run `/name args`; None means the command expands into a normal prompt (e.g. /init)."""
-    done = TurnResult("finished")
-    command = find_command(name)
+async def run_slash_command(core: SlashHost, name: str, args: str) -> TurnResult | SlashPrompt:
+    """Run `/name args`: the turn's result, or the prompt the command expands into."""
+    command = core.slash.find(name)
     if command is None:
-        core.say(f'Unknown slash command "/{name}".')
-        return done
-    if command.name == "init":
-        return None
-    if command.name == "clear":
-        core.context.rotate(build_system_prompt(core.work_dir, core.toolset.names()))
-        core.say("The context has been cleared.")
-        core.stream.send(
-            StatusUpdate(context_usage=0.0, context_tokens=0, max_context_tokens=core.max_context_size)
+        core.say(_unknown(core, name))
+        return DONE
+    if command.handler is not None:
+        outcome: TurnResult | SlashPrompt = await command.handler(core, args)
+        return outcome
+    builtin = _BUILTINS.get(command.name)
+    if builtin is None:  # declared without an implementation: never advertise what does not run
+        core.say(_unknown(core, name))
+        return DONE
+    return await builtin(core, args)
+
+
+def _unknown(core: SlashHost, name: str) -> str:
+    text = f'Unknown slash command "/{name}".'
+    for provider in core.slash.providers:
+        explanation = provider.explain(name)
+        if explanation:
+            return f"{text} {explanation}"
+    return text  # Kimi's exact words: clients may match them
+
+
+# --------------------------------------------------------------------------- context
+
+
+async def _init(core: SlashHost, args: str) -> TurnResult | SlashPrompt:
+    return SlashPrompt(INIT_PROMPT)
+
+
+async def _clear(core: SlashHost, args: str) -> TurnResult:
+    core.context.rotate(core.fresh_system_prompt())
+    core.say("The context has been cleared.")
+    core.stream.send(StatusUpdate(context_usage=0.0, context_tokens=0, max_context_tokens=core.max_context_size))
+    return DONE
+
+
+async def _compact(core: SlashHost, args: str) -> TurnResult:
+    history = core.context.history
+    if not history:
+        core.say("The context is empty.")
+    elif split_point(history) == 0:
+        # Too little to summarise: nothing is lost by keeping it as it is, and no model call is made.
+        core.say("The context has been compacted. (It is already short: nothing needed summarising.)")
+    else:
+        await compact(core, core.require_provider(), focus=args)
+        core.say("The context has been compacted.")
+    tokens = core.context.token_count or core.context.estimated_tokens
+    max_size = core.max_context_size
+    core.stream.send(
+        StatusUpdate(
+            context_usage=round(tokens / max_size, 6) if max_size else None,
+            context_tokens=tokens,
+            max_context_tokens=max_size,
         )
-        return done
-    if command.name == "yolo":
-        core.set_yolo(not core.approvals.yolo)
+    )
+    return DONE
+
+
+# --------------------------------------------------------------------------- modes
+
+
+async def _yolo(core: SlashHost, args: str) -> TurnResult:
+    core.set_yolo(not core.approvals.yolo)
+    if core.approvals.yolo:
+        core.say("YOLO mode is on: every action is approved automatically.")
+    elif core.approvals.afk:
+        core.say("YOLO mode is off, but afk mode is still on, so actions are still approved automatically. Use /afk to turn it off.")
+    else:
+        core.say("YOLO mode is off: actions that change things will ask for approval again.")
+    return DONE
+
+
+async def _afk(core: SlashHost, args: str) -> TurnResult:
+    core.set_afk(not core.approvals.afk)
+    if core.approvals.afk:
+        core.say("afk mode is on: tool calls are approved automatically and questions (AskUserQuestion) are dismissed.")
+    elif core.approvals.yolo:
+        core.say("afk mode is off: questions reach you again. YOLO mode is still on, so actions stay auto-approved.")
+    else:
+        core.say("afk mode is off: questions reach you again and actions that change things ask for approval.")
+    return DONE
+
+
+async def _plan(core: SlashHost, args: str) -> TurnResult:
+    arg = args.strip().lower()
+    if arg == "view":
+        plan = read_plan(core.session)
+        core.say(plan if plan and plan.strip() else "No plan file found for this session.")
+        return DONE
+    if arg == "clear":
+        clear_plan(core.session)
+        core.say("Plan cleared.")
+        return DONE
+    if arg not in ("", "on", "off"):
+        core.say("Usage: /plan [on|off|view|clear]")
+        return DONE
+    on = (not core.plan_mode) if arg == "" else arg == "on"
+    core.set_plan_mode(on)
+    if on:
         core.say(
-            "YOLO mode is on: every action is approved automatically."
-            if core.approvals.yolo
-            else "YOLO mode is off: actions that change things will ask for approval again."
+            "Plan mode is on: I will investigate and propose a plan without changing files. "
+            f"Plan file: {plan_file_path(core.session)}"
         )
-        return done
-    if command.name == "plan":
-        arg = args.lower()
-        if arg not in ("", "on", "off"):
-            core.say("Usage: /plan [on|off]")
-            return done
-        on = (not core.plan_mode) if arg == "" else arg == "on"
-        core.set_plan_mode(on)
-        core.say(
-            "Plan mode is on: I will investigate and propose a plan without changing files."
-            if on
-            else "Plan mode is off: I can change files again."
-        )
-        return done
-    if command.name == "compact":
-        provider = core.require_provider()
-        if await compact(core, provider, focus=args):
-            core.say("The context has been compacted.")
-        else:
-            core.say("The context is too short to compact.")
-        tokens = core.context.token_count
-        max_size = core.max_context_size
-        core.stream.send(
-            StatusUpdate(
-                context_usage=round(tokens / max_size, 6) if max_size else None,
-                context_tokens=tokens,
-                max_context_tokens=max_size,
+    else:
+        core.say("Plan mode is off: I can change files again.")
+    return DONE
+
+
+# --------------------------------------------------------------------------- workspace
+
+
+async def _add_dir(core: SlashHost, args: str) -> TurnResult:
+    raw = _strip_quotes(args)
+    if not raw:
+        core.say(_describe_workspace(core))
+        return DONE
+    path = Path(os.path.normpath(core.work_dir / Path(raw).expanduser()))
+    if not path.exists():
+        core.say(f"Directory does not exist: {path}")
+        return DONE
+    if not path.is_dir():
+        core.say(f"Not a directory: {path}")
+        return DONE
+    real = Path(os.path.realpath(path))
+    if _within(real, core.work_dir):
+        core.say(f"Directory is already within the working directory: {path}")
+        return DONE
+    for existing in core.workspace_dirs():
+        if _within(real, existing):
+            what = "in the workspace" if real == Path(os.path.realpath(existing)) else f"within an added directory `{existing}`"
+            core.say(f"Directory is already {what}: {path}")
+            return DONE
+    try:
+        listing = await asyncio.to_thread(_list_dir, path)
+    except OSError as exc:
+        core.say(f"Cannot read directory: {path} ({exc.strerror or exc})")
+        return DONE
+    core.session.state.additional_dirs.append(str(path))
+    core.session.save_state()
+    core.context.append(
+        [
+            user_message(
+                [
+                    system_note(
+                        f"The user has added a directory to the workspace: `{path}`\n\nIts top level:\n{listing}\n\n"
+                        "You can now read, write, search and glob files in it as if it were part of the working "
+                        "directory (use absolute paths)."
+                    )
+                ]
             )
+        ]
+    )
+    core.say(f"Added directory to workspace: {path}")
+    return DONE
+
+
+def _describe_workspace(core: SlashHost) -> str:
+    saved = list(core.session.state.additional_dirs)
+    runtime = [str(d) for d in core.extra_dirs if str(d) not in saved]
+    if not saved and not runtime:
+        return "No additional directories. Usage: /add-dir <path>"
+    lines = ["Additional directories:"]
+    lines += [f"  - {d}" for d in saved]
+    lines += [f"  - {d} (given by the client for this session)" for d in runtime]
+    return "\n".join(lines)
+
+
+def _list_dir(path: Path) -> str:
+    names = sorted(e.name + ("/" if e.is_dir() else "") for e in os.scandir(path) if e.name != ".git")
+    more = len(names) - DIR_LISTING_MAX
+    text = "\n".join(f"- {n}" for n in names[:DIR_LISTING_MAX]) or "(empty)"
+    return text + (f"\n- ... and {more} more" if more > 0 else "")
+
+
+def _within(real: Path, root: Path) -> bool:
+    root_real = Path(os.path.realpath(root))
+    return real == root_real or root_real in real.parents
+
+
+def _strip_quotes(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1].strip()
+    return text
+
+
+# --------------------------------------------------------------------------- export / import
+
+
+async def _export(core: SlashHost, args: str) -> TurnResult:
+    history = core.context.history
+    if not history:
+        core.say("No messages to export.")
+        return DONE
+    now = datetime.datetime.now().astimezone()
+    name = default_export_name(core.session.id, now)
+    raw = _strip_quotes(args)
+    output = core.work_dir / Path(raw).expanduser() if raw else core.work_dir / name
+    if output.is_dir():
+        output = output / name
+    text = export_markdown(
+        session_id=core.session.id, work_dir=core.work_dir, history=history, token_count=core.context.token_count, now=now
+    )
+    try:
+        await asyncio.to_thread(_write, output, text)
+    except OSError as exc:
+        core.say(f"Failed to write the export file {output}: {exc.strerror or exc}")
+        return DONE
+    core.say(
+        f"Exported {len(history)} messages to {output}\n"
+        "Note: the exported file may contain sensitive information; be careful when sharing it."
+    )
+    return DONE
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+async def _import(core: SlashHost, args: str) -> TurnResult:
+    target = _strip_quotes(args)
+    if not target:
+        core.say("Usage: /import <file path or session id>")
+        return DONE
+    found = await asyncio.to_thread(_import_source, core, target)
+    if isinstance(found, str):
+        core.say(found)
+        return DONE
+    content, source, warning = found
+    message = import_message(content, source)
+    max_size = core.max_context_size
+    if max_size and core.context.estimated_tokens + estimate_tokens([message]) >= max_size:
+        core.say(f"Cannot import {source}: it would not fit in the model's context ({max_size:,} tokens).")
+        return DONE
+    core.context.append([message])
+    core.say(f"Imported context from {source} ({len(content):,} chars)." + (f"\n{warning}" if warning else ""))
+    return DONE
+
+
+def _import_source(core: SlashHost, target: str) -> tuple[str, str, str] | str:
+    """(content, source description, warning) or the reason it cannot be imported."""
+    path = core.work_dir / Path(target).expanduser()
+    if path.is_dir():
+        return "The path is a directory; give a file to import."
+    if path.is_file():
+        if not is_importable(path):
+            return f"Unsupported file type '{path.suffix}': /import takes text files (.md, .txt, .json, .py, .log, ...)."
+        try:
+            if path.stat().st_size > MAX_IMPORT_BYTES:
+                return f"The file is too large: at most {MAX_IMPORT_BYTES // (1024 * 1024)} MB can be imported."
+            content = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            return f"Cannot import '{path.name}': it is not UTF-8 text."
+        except OSError as exc:
+            return f"Failed to read {path}: {exc.strerror or exc}"
+        if not content.strip():
+            return "The file is empty: nothing to import."
+        from ..tools.read import is_sensitive
+
+        warning = (
+            "Warning: this file may hold secrets (API keys, tokens, credentials); they are now part of the session context."
+            if is_sensitive(path)
+            else ""
         )
-        return done
-    core.say(f'Unknown slash command "/{name}".')
-    return done
+        return content, f"file '{path.name}'", warning
+    if target == core.session.id:
+        return "Cannot import the current session into itself."
+    source = sessions.find(core.work_dir, target) or sessions.find_by_id(target)
+    if source is None:
+        return f"'{target}' is neither a file nor a session id."
+    history = Context.load(source.context_file).history
+    if not history:
+        return "That session has no messages."
+    content = history_transcript(history)
+    if len(content.encode("utf-8")) > MAX_IMPORT_BYTES:
+        return f"That session is too large to import (over {MAX_IMPORT_BYTES // (1024 * 1024)} MB of text)."
+    return content, f"session '{target}'", ""
+
+
+# --------------------------------------------------------------------------- help
+
+
+async def _help(core: SlashHost, args: str) -> TurnResult:
+    core.say(help_text(core.slash.commands(), core.slash.notes()))
+    return DONE
+
+
+def help_text(commands: Sequence[SlashCommand], notes: Sequence[str] = ()) -> str:
+    builtin = [c for c in commands if c.handler is None]
+    extra = [c for c in commands if c.handler is not None]
+    lines = ["Slash commands:"]
+    lines += [_help_line(c) for c in builtin]
+    if extra:
+        lines += ["", "Skills and flows:"]
+        lines += [_help_line(c) for c in extra]
+    if notes:
+        lines += ["", "Not loaded:"]
+        lines += [f"- {note}" for note in notes]
+    return "\n".join(lines)
+
+
+def _help_line(command: SlashCommand) -> str:
+    aliases = f" (also /{', /'.join(command.aliases)})" if command.aliases else ""
+    return f"- /{command.name}{aliases}: {command.description}"
+
+
+_BUILTINS: dict[str, Any] = {
+    "init": _init,
+    "compact": _compact,
+    "clear": _clear,
+    "yolo": _yolo,
+    "afk": _afk,
+    "plan": _plan,
+    "add-dir": _add_dir,
+    "export": _export,
+    "import": _import,
+    "help": _help,
+}

@@ -12,15 +12,17 @@ import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..llm.types import ToolSpec
-from ..tools.base import Tool, ToolContext, ToolRejectedError, tool_error
+from ..tools.base import Tool, ToolContext, ToolRejectedError, real_path, tool_error
 from ..tools.external import ExternalTool, SchemaTool
 from ..wire.serde import describe_validation_error
 from ..wire.types import ToolCall, ToolReturnValue
+from .hook_points import NO_HOOKS, HookRunner
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +31,7 @@ REJECTED_MESSAGE = (
     "to proceed."
 )
 CANCELLED_MESSAGE = "The tool call was cancelled by the user before it finished."
-# Tools that change files are refused while plan mode is on.
+# Tools that change files: while plan mode is on they may write the plan file only.
 PLAN_MODE_BLOCKED = frozenset({"WriteFile", "StrReplaceFile"})
 
 
@@ -54,6 +56,8 @@ class Toolset:
         self._mcp_names: set[str] = set()
         self.hidden: set[str] = set()
         self.plan_mode = lambda: False  # the core points this at the session's plan mode
+        self.plan_file: Callable[[], Path | None] = lambda: None  # and this at its plan file
+        self.hook_runner: Callable[[], HookRunner] = lambda: NO_HOOKS  # and this at its hooks
 
     def get(self, name: str) -> Tool | SchemaTool | None:
         return self._tools.get(name)
@@ -62,7 +66,12 @@ class Toolset:
         return list(self._tools)
 
     def specs(self) -> list[ToolSpec]:
-        return [t.spec() for name, t in self._tools.items() if name not in self.hidden]
+        """What the model is offered. A tool whose `listed` is False (its front end cannot serve it,
+        e.g. AskUserQuestion for a Wire client without questions) is left out but stays callable, so
+        a call gets the tool's own answer; a `hidden` one is gone altogether."""
+        return [
+            t.spec() for name, t in self._tools.items() if name not in self.hidden and getattr(t, "listed", True)
+        ]
 
     def replace(self, tool: Tool) -> None:
         """Swap a built-in for another implementation with the same name (e.g. a client terminal)."""
@@ -98,6 +107,39 @@ class Toolset:
             self._mcp_names.add(tool.name)
 
     async def handle(self, call: ToolCall, make_context: Callable[[str], ToolContext]) -> ToolOutcome:
+        """One call between its hooks. A PreToolUse block is a tool error the model reads, and the
+        call never runs nor asks for approval; PostToolUse / PostToolUseFailure run in the
+        background. An unknown tool or unparsable arguments fail before any hook (as in Kimi)."""
+        name = call.function.name
+        tool_input = self._hook_input(call)
+        if tool_input is None:
+            return await self._handle(call, make_context)
+        hooks = self.hook_runner()
+        fields: dict[str, Any] = {"tool_name": name, "tool_input": tool_input, "tool_call_id": call.id}
+        verdict = await hooks.run("PreToolUse", name, fields)
+        if verdict.blocked:
+            blocked = tool_error(verdict.reason or "Blocked by PreToolUse hook", brief="Hook blocked")
+            return ToolOutcome(call, blocked)
+        outcome = await self._handle(call, make_context)
+        result = outcome.result
+        if result.is_error:
+            error = result.message or _output_text(result)
+            hooks.fire("PostToolUseFailure", name, {**fields, "error": error})
+        else:
+            hooks.fire("PostToolUse", name, {**fields, "tool_output": _output_text(result)})
+        return outcome
+
+    def _hook_input(self, call: ToolCall) -> dict[str, Any] | None:
+        """The call's arguments for the hooks, or None when it will fail before running."""
+        if self._tools.get(call.function.name) is None or call.function.name in self.hidden:
+            return None
+        try:
+            arguments = json.loads(call.function.arguments or "{}", strict=False)
+        except ValueError:
+            return None
+        return arguments if isinstance(arguments, dict) else None
+
+    async def _handle(self, call: ToolCall, make_context: Callable[[str], ToolContext]) -> ToolOutcome:
         name = call.function.name
         tool = self._tools.get(name)
         if tool is None or name in self.hidden:
@@ -111,16 +153,11 @@ class Toolset:
             return ToolOutcome(
                 call, tool_error("Error parsing JSON arguments: expected a JSON object", brief="Invalid arguments")
             )
-        if name in PLAN_MODE_BLOCKED and self.plan_mode():
-            return ToolOutcome(
-                call,
-                tool_error(
-                    "Plan mode is on: files cannot be changed. Investigate, then present your plan to the user "
-                    "and wait for them to turn plan mode off.",
-                    brief="Blocked by plan mode",
-                ),
-            )
         ctx = make_context(name)
+        if name in PLAN_MODE_BLOCKED and self.plan_mode():
+            refusal = self._plan_mode_gate(arguments, ctx)
+            if refusal is not None:
+                return ToolOutcome(call, refusal)
         try:
             if isinstance(tool, SchemaTool):
                 reason = tool.validation_error(arguments)
@@ -139,10 +176,43 @@ class Toolset:
                     )
                 result = await tool.run(params, ctx)
         except ToolRejectedError as exc:
-            return ToolOutcome(call, rejection_result(exc.feedback), rejected=True, feedback=exc.feedback)
+            result = exc.result if exc.result is not None else rejection_result(exc.feedback)
+            return ToolOutcome(call, result, rejected=True, feedback=exc.feedback)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.exception("tool %s failed", name)
             return ToolOutcome(call, tool_error(f"Error running tool: {exc}", brief="Tool error"))
         return ToolOutcome(call, result)
+
+
+    def _plan_mode_gate(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolReturnValue | None:
+        """Plan mode: a write to the plan file runs, approved without asking (as in Kimi); any other
+        file change is refused with where the plan belongs."""
+        plan = self.plan_file()
+        raw = arguments.get("path")
+        if plan is not None and isinstance(raw, str) and raw and real_path(ctx.resolve(raw)) == real_path(plan):
+            ctx.approver = _PLAN_FILE_APPROVER
+            return None
+        where = f" except the plan file `{plan}`" if plan is not None else ""
+        return tool_error(
+            f"Plan mode is on: no file may be changed{where}. Investigate with read-only tools, write your plan "
+            "to the plan file, then present it for approval (ExitPlanMode).",
+            brief="Blocked by plan mode",
+        )
+
+
+class _PlanFileApprover:
+    """Approves the plan file write without asking: it is what plan mode is for."""
+
+    async def request(self, **_: Any) -> None:
+        return None
+
+
+_PLAN_FILE_APPROVER = _PlanFileApprover()
+
+
+def _output_text(result: ToolReturnValue) -> str:
+    if isinstance(result.output, str):
+        return result.output
+    return "".join(getattr(part, "text", "") for part in result.output)

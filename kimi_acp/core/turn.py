@@ -33,4 +33,9 @@ class TitleChanged:
     title: str
 
 
-INTERNAL_SIGNALS = (ModeChanged, TitleChanged)
+@dataclass(frozen=True)
+class CommandsChanged:
+    """Internal (not a Wire message): the session's slash commands changed (a skill was added, …)."""
+
+
+INTERNAL_SIGNALS = (ModeChanged, TitleChanged, CommandsChanged)

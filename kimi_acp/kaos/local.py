@@ -9,11 +9,11 @@ import logging
 import os
 import signal
 import stat as _stat
-import time
 from io import BufferedReader
 from pathlib import Path
 
 from .base import BinaryFileError, CommandResult, FileStat, TextWindow
+from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, started, wait_exit
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +29,6 @@ _TERM_GRACE_S = 0.5
 # After the shell exits, how long a background child may keep the output pipe open.
 _PIPE_GRACE_S = 0.2
 # Upper bound for draining the pipe once everything in the group has been killed.
-_DRAIN_AFTER_KILL_S = 1.0
 
 _POSIX_SHELLS = frozenset({"bash", "zsh", "sh", "dash", "ksh", "mksh", "ash"})
 
@@ -248,7 +247,7 @@ class LocalKaos:
         tool_call_id: str | None = None,
     ) -> CommandResult:
         shell = user_shell()
-        spawning = asyncio.ensure_future(
+        proc = await started(  # its own group; a cancel mid-spawn kills the group
             asyncio.create_subprocess_exec(
                 shell,
                 "-c",
@@ -261,39 +260,28 @@ class LocalKaos:
                 env=command_env(shell),
             )
         )
-        try:
-            # Shielded: a cancel mid-spawn would otherwise let asyncio kill only the shell, leaving
-            # whatever it already started running. Instead we wait for the handle, kill the group.
-            proc = await asyncio.shield(spawning)
-        except asyncio.CancelledError:
-            with contextlib.suppress(BaseException):
-                started = await asyncio.wait_for(spawning, _DRAIN_AFTER_KILL_S)
-                _killpg(started.pid, signal.SIGKILL)
-                await _wait_exit(started, _DRAIN_AFTER_KILL_S)
-                _close_transport(started)
-            raise
         logger.debug("started pid %s in %s: %r", proc.pid, cwd, command)
         sink = _OutputSink(output_limit)
         assert proc.stdout is not None
         reader = asyncio.create_task(_drain(proc.stdout, sink))
         timed_out = False
         try:
-            if not await _wait_exit(proc, timeout):
+            if not await wait_exit(proc, timeout):
                 timed_out = True
-                _killpg(proc.pid, signal.SIGTERM)
-                await _wait_exit(proc, _TERM_GRACE_S)
-                _killpg(proc.pid, signal.SIGKILL)
-                await _wait_exit(proc, _DRAIN_AFTER_KILL_S)
+                killpg(proc.pid, signal.SIGTERM)
+                await wait_exit(proc, _TERM_GRACE_S)
+                killpg(proc.pid, signal.SIGKILL)
+                await wait_exit(proc, DRAIN_AFTER_KILL_S)
             await _finish_reading(proc, reader)
         except BaseException:  # cancelled (or worse): leave no process behind, then propagate
-            _killpg(proc.pid, signal.SIGKILL)
+            killpg(proc.pid, signal.SIGKILL)
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):  # a second cancel must not skip the re-raise
-                await _wait_exit(proc, _DRAIN_AFTER_KILL_S)
-            _close_transport(proc)
+                await wait_exit(proc, DRAIN_AFTER_KILL_S)
+            close_transport(proc)
             raise
         returncode = proc.returncode
-        _close_transport(proc)
+        close_transport(proc)
         exit_code: int | None = returncode
         sig: str | None = None
         if returncode is not None and returncode < 0:
@@ -345,21 +333,6 @@ async def _drain(stream: asyncio.StreamReader, sink: _OutputSink) -> None:
         sink.feed(data)
 
 
-async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> bool:
-    """Wait until the shell itself exited; True if it did within `timeout`.
-
-    `Process.wait()` also waits for the pipes to close, which a background child can hold open
-    forever, so poll the return code (set by the child watcher) instead.
-    """
-    deadline = time.monotonic() + timeout
-    delay = 0.005
-    while proc.returncode is None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        await asyncio.sleep(min(delay, remaining))
-        delay = min(delay * 2, 0.05)
-    return True
 
 
 async def _finish_reading(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
@@ -367,8 +340,8 @@ async def _finish_reading(proc: asyncio.subprocess.Process, reader: asyncio.Task
     done, _ = await asyncio.wait({reader}, timeout=_PIPE_GRACE_S)
     if not done:
         logger.debug("pid %s exited but its pipe is still open; killing the group", proc.pid)
-        _killpg(proc.pid, signal.SIGKILL)
-        done, _ = await asyncio.wait({reader}, timeout=_DRAIN_AFTER_KILL_S)
+        killpg(proc.pid, signal.SIGKILL)
+        done, _ = await asyncio.wait({reader}, timeout=DRAIN_AFTER_KILL_S)
     if not done:
         # Something outside the process group holds the pipe (e.g. it called setsid).
         reader.cancel()
@@ -379,16 +352,8 @@ async def _finish_reading(proc: asyncio.subprocess.Process, reader: asyncio.Task
         logger.warning("reading command output failed: %r", reader.exception())
 
 
-def _killpg(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
-def _close_transport(proc: asyncio.subprocess.Process) -> None:
-    transport = getattr(proc, "_transport", None)
-    if transport is not None:
-        with contextlib.suppress(Exception):
-            transport.close()
 
 
 def _signal_name(num: int) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from ..share import share_dir
+from ..share import mcp_file
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ def redact_url(url: str) -> str:
 
 def default_mcp_file() -> Path:
     """Kimi's global MCP file, `$KIMI_SHARE_DIR/mcp.json` (the one `kimi mcp` edits)."""
-    return share_dir() / "mcp.json"
+    return mcp_file()
 
 
 def parse_mcp_json(data: Any, *, origin: str, kind: SourceKind = "file") -> list[McpServerConfig]:

@@ -12,10 +12,13 @@ def builtin_tools() -> list[Tool]:
     """The default tool set, in the order the model sees it (the reference agent's order)."""
     from .glob import Glob
     from .grep import Grep
+    from .plan import EnterPlanMode, ExitPlanMode
+    from .question import AskUserQuestion
     from .read import ReadFile
     from .replace import StrReplaceFile
     from .shell import Shell
     from .todo import SetTodoList
     from .write import WriteFile
 
-    return [SetTodoList(), Shell(), ReadFile(), Glob(), Grep(), WriteFile(), StrReplaceFile()]
+    return [AskUserQuestion(), SetTodoList(), Shell(), ReadFile(), Glob(), Grep(), WriteFile(), StrReplaceFile(),
+            ExitPlanMode(), EnterPlanMode()]

@@ -21,11 +21,13 @@ TRUNCATED_MARK = "[...truncated]"
 
 
 class ToolRejectedError(Exception):
-    """The user said no. `feedback` (if any) tells the model what to do instead."""
+    """The user said no. `feedback` (if any) tells the model what to do instead; `result` (if any)
+    is what the model is told in place of the standard rejection text (e.g. a rejected plan)."""
 
-    def __init__(self, feedback: str | None = None) -> None:
+    def __init__(self, feedback: str | None = None, *, result: ToolReturnValue | None = None) -> None:
         super().__init__(feedback or "rejected")
         self.feedback = feedback
+        self.result = result
 
 
 class Approver(Protocol):
@@ -42,6 +44,32 @@ class TodoStore(Protocol):
     def set_todos(self, items: list[TodoDisplayItem]) -> None: ...
 
 
+class _MessageSink(Protocol):
+    def send(self, message: Any) -> None: ...
+
+
+class _YoloState(Protocol):
+    @property
+    def yolo(self) -> bool: ...
+
+
+class PlanHost(Protocol):
+    """Plan mode as EnterPlanMode / ExitPlanMode drive it (the core implements it)."""
+
+    @property
+    def stream(self) -> _MessageSink: ...  # for PlanDisplay
+
+    @property
+    def approvals(self) -> _YoloState: ...
+
+    @property
+    def plan_mode(self) -> bool: ...
+
+    def set_plan_mode(self, on: bool, *, announce: bool = True) -> None: ...
+
+    def plan_file_path(self) -> Path: ...
+
+
 @dataclass
 class ToolContext:
     """Everything one tool call may use. Built per call by the core."""
@@ -55,6 +83,7 @@ class ToolContext:
     send_request: Callable[[Request], Awaitable[Any]] | None = None
     additional_dirs: list[Path] = field(default_factory=list)
     tool_name: str = ""  # the approval's `sender`
+    plan: PlanHost | None = None  # plan mode, for the plan tools (tools/plan.py)
 
     def resolve(self, path: str) -> Path:
         """A tool path argument as an absolute path (relative ones are taken from the work dir)."""

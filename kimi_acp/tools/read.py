@@ -62,8 +62,9 @@ def resolve_path(ctx: ToolContext, raw: str) -> Path | ToolReturnValue:
     if not Path(raw).expanduser().is_absolute() and not ctx.in_workspace(path):
         real = real_path(path)
         where = f"`{path}`" if real == path else f"`{path}`, a symbolic link to `{real}`"
+        extra = " and the additional workspace directories" if ctx.additional_dirs else ""
         return tool_error(
-            f"`{raw}` resolves to {where}, which is outside the working directory `{ctx.work_dir}`. "
+            f"`{raw}` resolves to {where}, which is outside the working directory `{ctx.work_dir}`{extra}. "
             "Use an absolute path for files outside the working directory."
         )
     return path

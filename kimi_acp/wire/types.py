@@ -417,6 +417,11 @@ class QuestionItem(_Model):
     header: str = ""
     options: list[QuestionOption] = Field(default_factory=list)
     multi_select: bool = False
+    # Kimi Code CLI's extras (ExitPlanMode uses them): text shown with the question, and the label
+    # and description of the answer-in-your-own-words choice ("" for the client's default).
+    body: str = ""
+    other_label: str = ""
+    other_description: str = ""
 
 
 class QuestionRequest(Request):
@@ -440,7 +445,13 @@ class HookRequest(Request):
 
 class QuestionResponse(_Model):
     request_id: str
-    answers: dict[str, str] = Field(default_factory=dict)
+    # question text -> the chosen label; multi-select: labels comma-joined (Wire) or a list.
+    answers: dict[str, Union[str, list[str]]] = Field(default_factory=dict)
+
+
+class QuestionNotSupported(Exception):
+    """What a front end answers a QuestionRequest with when its client cannot show questions
+    (a Wire client without `supports_question`): the tool then tells the model to stop asking."""
 
 
 class HookResponse(_Model):

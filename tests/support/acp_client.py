@@ -62,6 +62,7 @@ REQUEST_DEFS = {
     "terminal/wait_for_exit": "WaitForTerminalExitRequest",
     "terminal/kill": "KillTerminalRequest",
     "terminal/release": "ReleaseTerminalRequest",
+    "elicitation/create": "CreateElicitationRequest",
 }
 
 
@@ -208,19 +209,25 @@ class Recorder:
 
 
 PermissionPolicy = Callable[[dict[str, Any]], Any]  # returns an option id, "cancelled", or an awaitable
+# Gets {"message", "mode"}; returns the response dict ({"action": "accept", "content": {...}}) or an awaitable.
+ElicitationPolicy = Callable[[dict[str, Any]], Any]
 
 
 class EditorClient(acp.Client):
     """The client side: permission answers, editor buffers (fs) and terminals, all configurable."""
 
-    def __init__(self, recorder: Recorder, *, fs: bool = False, terminal: bool = False) -> None:
+    def __init__(self, recorder: Recorder, *, fs: bool = False, terminal: bool = False, elicitation: bool = False) -> None:
         self.recorder = recorder
         self.fs = fs
         self.terminal = terminal
+        self.elicitation = elicitation  # advertise form elicitation
+        self.elicitation_policy: ElicitationPolicy = lambda request: {"action": "cancel"}
+        self.elicitation_requests: list[dict[str, Any]] = []
         self.permission_policy: PermissionPolicy = lambda request: "approve"
         self.permission_requests: list[dict[str, Any]] = []
         self.permission_event = asyncio.Event()
         self.buffers: dict[str, str] = {}  # path -> unsaved editor content
+        self.project_root: Path | None = None  # set: reads outside it are refused, as Zed does
         self.fs_reads: list[str] = []
         self.fs_writes: list[tuple[str, str]] = []
         self.terminals: dict[str, dict[str, Any]] = {}
@@ -241,9 +248,20 @@ class EditorClient(acp.Client):
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         return None
 
+    # -- elicitation (forms)
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        request = {"message": message, "mode": mode}
+        self.elicitation_requests.append(request)
+        answer = self.elicitation_policy(request)
+        if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
+            answer = await answer
+        return answer
+
     # -- fs
     async def read_text_file(self, path: str, session_id: str, limit: int | None = None, line: int | None = None, **kwargs: Any) -> ReadTextFileResponse:
         self.fs_reads.append(path)
+        if self.project_root is not None and not Path(path).is_relative_to(self.project_root):
+            raise acp.RequestError.internal_error({"details": f"{path} is not in the project"})
         if path in self.buffers:
             return ReadTextFileResponse(content=self.buffers[path])
         try:
@@ -315,7 +333,10 @@ class EditorClient(acp.Client):
         return None
 
     def capabilities(self) -> dict[str, Any]:
-        return {"fs": {"readTextFile": self.fs, "writeTextFile": self.fs}, "terminal": self.terminal}
+        caps: dict[str, Any] = {"fs": {"readTextFile": self.fs, "writeTextFile": self.fs}, "terminal": self.terminal}
+        if self.elicitation:
+            caps["elicitation"] = {"form": {}}
+        return caps
 
 
 @dataclass
@@ -339,9 +360,11 @@ class AcpProcess:
 
 
 @contextlib.asynccontextmanager
-async def spawn_acp(env: dict[str, str], *, fs: bool = False, terminal: bool = False, cwd: Path | None = None) -> AsyncIterator[AcpProcess]:
+async def spawn_acp(
+    env: dict[str, str], *, fs: bool = False, terminal: bool = False, elicitation: bool = False, cwd: Path | None = None
+) -> AsyncIterator[AcpProcess]:
     recorder = Recorder()
-    client = EditorClient(recorder, fs=fs, terminal=terminal)
+    client = EditorClient(recorder, fs=fs, terminal=terminal, elicitation=elicitation)
     async with acp.spawn_agent_process(
         client,
         sys.executable,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from kimi_acp.kaos.local import LocalKaos
-from kimi_acp.tools.base import Tool, ToolContext, ToolRejectedError
-from kimi_acp.wire.types import DisplayBlock, TodoDisplayItem, ToolReturnValue
+from kimi_acp.tools.base import Tool, ToolContext
+from kimi_acp.wire.types import TodoDisplayItem, ToolReturnValue
 from tests.support.approver import ApprovalCall, FakeApprover  # noqa: F401  (tests import them from here)
 from tests.support.processes import pid_alive
 

@@ -9,6 +9,7 @@ from kimi_acp.tools import builtin_tools
 def test_order_and_specs() -> None:
     tools = builtin_tools()
     assert [t.name for t in tools] == [
+        "AskUserQuestion",
         "SetTodoList",
         "Shell",
         "ReadFile",
@@ -16,6 +17,8 @@ def test_order_and_specs() -> None:
         "Grep",
         "WriteFile",
         "StrReplaceFile",
+        "ExitPlanMode",
+        "EnterPlanMode",
     ]
     for tool in tools:
         spec = tool.spec()
@@ -26,9 +29,8 @@ def test_order_and_specs() -> None:
 
 
 def test_package_import_is_cheap() -> None:
-    names = ", ".join(
-        repr(f"kimi_acp.tools.{m}") for m in ("shell", "read", "write", "replace", "glob", "grep", "todo")
-    )
+    modules = ("shell", "read", "write", "replace", "glob", "grep", "todo", "question", "plan")
+    names = ", ".join(repr(f"kimi_acp.tools.{m}") for m in modules)
     code = f"import sys, kimi_acp.tools; print(any(m in sys.modules for m in ({names})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -18,11 +18,15 @@ SAME = [
     ["--resume", "abc", "--wire", "--auto-approve", "--yes", "--model=m"],
     ["--wire", "-r", "abc", "--continue"],
     ["--wire", "--mcp-config-file", "/tmp/a.json", "--mcp-config-file=/tmp/b.json", "--mcp-config", '{"mcpServers": {}}'],
+    ["--wire", "--plan", "--afk", "--max-retries-per-step", "5", "--agent-file", "/tmp/agent.yaml"],
+    ["--wire", "--skills-dir", "/tmp/s1", "--skills-dir=/tmp/s2", "--add-dir", "/tmp/d1", "--add-dir=/tmp/d2"],
 ]
 FALLBACK = [
     ["--wire", "--help"],
     ["--wire", "--unknown"],
     ["--wire", "--max-steps-per-turn", "0"],
+    ["--wire", "--max-retries-per-step", "0"],
+    ["--wire", "--skills-dir"],
     ["--wire", "--model"],
     ["--wire", "--mcp-config-file"],
     ["--wire", "-wDIR"],

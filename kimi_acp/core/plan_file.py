@@ -1,0 +1,130 @@
+"""Where a session's plan file lives, and reading or clearing it.
+
+While plan mode is on, the agent may write exactly one file: the session's plan,
+`$KIMI_SHARE_DIR/plans/<slug>.md`. The layout is Kimi Code CLI's, so sessions move between the two:
+`state.json` names the plan with `plan_session_id` (a hex uuid) and `plan_slug` (three hero names
+joined by `-`); both are set when plan mode turns on and cleared when it turns off, so each planning
+round gets a fresh file. (Kimi Code CLI 1.49 put the folder under `~/.kimi` even when
+`KIMI_SHARE_DIR` pointed elsewhere; here it follows the share dir, which is the same by default.)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import secrets
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..share import share_dir
+
+if TYPE_CHECKING:
+    from ..sessions import Session
+
+log = logging.getLogger(__name__)
+
+SLUG_WORDS = 3
+_SAFE_SLUG = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+SLUG_ATTEMPTS = 20
+HEROES = (
+    "iron-man", "spider-man", "captain-america", "thor", "hulk", "black-widow", "hawkeye",
+    "black-panther", "doctor-strange", "scarlet-witch", "vision", "falcon", "ant-man", "wasp",
+    "captain-marvel", "groot", "rocket", "gamora", "star-lord", "shang-chi", "moon-knight",
+    "ms-marvel", "wolverine", "storm", "cyclops", "jean-grey", "rogue", "beast", "nightcrawler",
+    "colossus", "jubilee", "iceman", "daredevil", "luke-cage", "iron-fist", "jessica-jones",
+    "silver-surfer", "nova", "squirrel-girl", "she-hulk", "batman", "superman", "wonder-woman",
+    "flash", "aquaman", "green-lantern", "martian-manhunter", "cyborg", "hawkgirl", "green-arrow",
+    "black-canary", "zatanna", "shazam", "blue-beetle", "booster-gold", "firestorm", "starfire",
+    "raven", "beast-boy", "nightwing", "batgirl", "supergirl", "stargirl", "static", "mister-miracle",
+    "big-barda", "kid-flash", "miss-martian", "doctor-fate", "plastic-man",
+)
+
+
+def plans_dir() -> Path:
+    return share_dir() / "plans"
+
+
+def _new_slug(session_id: str) -> str:
+    """Three random hero names not yet used by a plan file; a collision streak adds an id prefix."""
+    folder = plans_dir()
+    slug = ""
+    for _ in range(SLUG_ATTEMPTS):
+        slug = "-".join(secrets.choice(HEROES) for _ in range(SLUG_WORDS))
+        if not (folder / f"{slug}.md").exists():
+            return slug
+    return f"{slug}-{session_id[:8]}"
+
+
+def ensure_plan(session: Session) -> str:
+    """The session's plan slug, allocated (and saved in state.json) if it has none yet."""
+    state = session.state
+    if state.plan_session_id and state.plan_slug and _SAFE_SLUG.fullmatch(state.plan_slug):
+        return state.plan_slug
+    state.plan_session_id = state.plan_session_id or uuid.uuid4().hex
+    state.plan_slug = _new_slug(state.plan_session_id)
+    session.save_state()
+    return state.plan_slug
+
+
+def release_plan(session: Session) -> None:
+    """Plan mode ended: the next round gets a new plan file (the old one stays on disk).
+
+    The caller saves the state (it changes plan_mode in the same write)."""
+    session.state.plan_session_id = None
+    session.state.plan_slug = None
+
+
+def plan_file_path(session: Session) -> Path:
+    """The plan file of the session's current planning round; its folder exists afterwards.
+
+    Allocates the round's slug when there is none, so the path stays the same from here until
+    plan mode turns off (also across restarts: it is in state.json)."""
+    path = plans_dir() / f"{ensure_plan(session)}.md"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        log.warning("cannot create %s: %s", path.parent, exc)
+    return path
+
+
+def current_plan_path(session: Session) -> Path | None:
+    """The plan file path if a planning round has one; never allocates."""
+    slug = session.state.plan_slug
+    if not slug or not session.state.plan_session_id or not _SAFE_SLUG.fullmatch(slug):
+        return None  # none yet, or a state.json slug that would name a file outside the folder
+    return plans_dir() / f"{slug}.md"
+
+
+def read_plan(session: Session) -> str | None:
+    """The plan's text, or None when there is no plan file (or it cannot be read)."""
+    path = current_plan_path(session)
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        log.warning("cannot read plan file %s: %s", path, exc)
+        return None
+
+
+def clear_plan(session: Session) -> None:
+    """Delete the plan file (plan mode and the slug stay as they are)."""
+    path = current_plan_path(session)
+    if path is None:
+        return
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def is_plan_file(session: Session, path: Path) -> bool:
+    """Whether `path` (absolute) is the session's current plan file, symlinks followed on both sides."""
+    plan = current_plan_path(session)
+    if plan is None:
+        return False
+    return os.path.realpath(path) == os.path.realpath(plan)

@@ -192,17 +192,7 @@ class AcpServer:
             found = sessions.list_all_sessions()
         start = _decode_cursor(cursor)
         page = found[start : start + LIST_PAGE_SIZE]
-        result: dict[str, Any] = {
-            "sessions": [
-                {
-                    "sessionId": s.id,
-                    "cwd": str(s.work_dir),
-                    "title": s.title(),
-                    "updatedAt": sessions.iso_time(s.updated_at()),
-                }
-                for s in page
-            ]
-        }
+        result: dict[str, Any] = {"sessions": [_session_info(s) for s in page]}
         if start + LIST_PAGE_SIZE < len(found):
             result["nextCursor"] = _encode_cursor(start + LIST_PAGE_SIZE)
         return result
@@ -369,6 +359,19 @@ def _agent_setup(loaded: LoadedConfig) -> Any:
         return setup(load_agent_file(loaded.config.agent_file, base=base))
     except AgentFileError as exc:
         raise internal_error("Invalid configuration", f"agent_file: {exc}") from None
+
+
+def _session_info(session: sessions.Session) -> dict[str, Any]:
+    """A `session/list` entry; the directories added with /add-dir are the session's own."""
+    info: dict[str, Any] = {
+        "sessionId": session.id,
+        "cwd": str(session.work_dir),
+        "title": session.title(),
+        "updatedAt": sessions.iso_time(session.updated_at()),
+    }
+    if session.state.additional_dirs:
+        info["additionalDirectories"] = [str(d) for d in session.state.additional_dirs]
+    return info
 
 
 def _find_session(session_id: str, cwd: str | None) -> sessions.Session:

@@ -105,6 +105,7 @@ class UpdateMapper:
         self._tool_titles = tool_titles
         self._turn = uuid.uuid4().hex[:8]
         self._calls: dict[str, _Call] = {}
+        self._prompt_begun = False
         self._asking: dict[str, str] = {}  # open permission request id -> LLM tool call id
         self._open: _Call | None = None
         self.shown_output = False  # any agent text sent this turn (errors then need a visible note)
@@ -115,6 +116,7 @@ class UpdateMapper:
         return custom or tool_title(name, arguments, self.cwd)
 
     def begin_turn(self) -> None:
+        self._prompt_begun = False  # the prompt's own TurnBegin is still to come
         self._turn = uuid.uuid4().hex[:8]
         self._calls.clear()
         self._asking.clear()
@@ -166,6 +168,12 @@ class UpdateMapper:
         elif isinstance(message, TurnBegin) and self.replay:
             self.begin_turn()
             updates.extend(user_chunks(message.user_input))
+        elif isinstance(message, TurnBegin):
+            # Live, the client shows the prompt it sent; a turn nested in it (a flow node's
+            # prompt, sent by the agent itself) would otherwise be invisible.
+            if self._prompt_begun:
+                updates.extend(user_chunks(message.user_input))
+            self._prompt_begun = True
         return updates
 
     def flush(self) -> list[Update]:

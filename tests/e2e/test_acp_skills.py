@@ -183,3 +183,48 @@ async def test_help_lists_what_available_commands_lists(share, project, tmp_path
         text = texts(agent.recorder.updates(session.session_id)[seen:])
         for name, description in listed.items():
             assert f"- /{name}" in text and description in text
+
+
+FLOW = """---
+name: ship
+description: Write, then ship
+type: flow
+---
+```mermaid
+flowchart TD
+A([BEGIN]) --> B[Write the notes]
+B --> C[Ship the release]
+C --> D([END])
+```
+"""
+
+
+async def test_a_flow_shows_each_node_prompt_in_the_ide(share, project, tmp_path):
+    """The agent sends a flow node's prompt itself: the IDE must show it, live and after a load."""
+    path = project / ".kimi" / "skills" / "ship" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(FLOW)
+    write_config(share, ["text: notes written", "text: shipped"])
+    async with spawn_acp(env(share, tmp_path)) as agent:
+        await agent.initialize()
+        session = await agent.new_session(project)
+        response = await agent.prompt(session.session_id, "/flow:ship")
+        assert response.stop_reason == "end_turn"
+        live = texts(agent.recorder.updates(session.session_id), "user_message_chunk")
+        assert live.index("Write the notes") < live.index("Ship the release")
+        assert "/flow:ship" not in live  # the client shows what it sent itself
+        assert texts(agent.recorder.updates(session.session_id)) == "notes writtenshipped"
+
+
+async def test_session_list_reports_directories_added_with_add_dir(share, project, tmp_path):
+    extra = tmp_path / "lib"
+    extra.mkdir()
+    write_config(share, ["text: hello"])
+    async with spawn_acp(env(share, tmp_path)) as agent:
+        await agent.initialize()
+        session = await agent.new_session(project)
+        await agent.prompt(session.session_id, "hello")
+        await agent.prompt(session.session_id, f"/add-dir {extra}")
+        listed = await agent.conn._conn.send_request("session/list", {"cwd": str(project)})
+    (entry,) = listed["sessions"]
+    assert entry["additionalDirectories"] == [str(extra)]

@@ -20,6 +20,7 @@ from ..wire.types import (
     ToolReturnValue,
     UnknownDisplayBlock,
     UserInput,
+    VideoURLPart,
 )
 
 TITLE_ARG_MAX = 80
@@ -28,6 +29,7 @@ UI_TEXT_MAX = 20_000
 KINDS = {
     "Shell": "execute",
     "ReadFile": "read",
+    "ReadMediaFile": "read",
     "Glob": "search",
     "Grep": "search",
     "WriteFile": "edit",
@@ -41,6 +43,7 @@ KINDS = {
 KEY_ARGUMENT = {
     "Shell": "command",
     "ReadFile": "path",
+    "ReadMediaFile": "path",
     "WriteFile": "path",
     "StrReplaceFile": "path",
     "Glob": "pattern",
@@ -48,17 +51,19 @@ KEY_ARGUMENT = {
     "FetchURL": "url",
     "SearchWeb": "query",
 }
-PATH_ARGUMENTS = {"ReadFile": "path", "WriteFile": "path", "StrReplaceFile": "path", "Glob": "directory", "Grep": "path"}
+PATH_ARGUMENTS = {"ReadFile": "path", "ReadMediaFile": "path", "WriteFile": "path", "StrReplaceFile": "path", "Glob": "directory", "Grep": "path"}
 PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
 # Tools that never ask for approval: their card may say `in_progress` as soon as they start. Every
 # other tool (Shell, WriteFile, StrReplaceFile, any tool added later) stays `pending` until it is
 # approved, so a card never says "running" while the user is still being asked.
 RUNS_WITHOUT_APPROVAL = frozenset(
-    {"ReadFile", "Glob", "Grep", "SetTodoList", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode"}
+    {"ReadFile", "ReadMediaFile", "Glob", "Grep", "FetchURL", "SearchWeb", "SetTodoList", "AskUserQuestion",
+     "EnterPlanMode", "ExitPlanMode", "TaskList", "TaskOutput"}
 )
 # The approval actions each asking tool may use (tools/shell.py, tools/write.py, tools/replace.py).
 APPROVAL_ACTIONS = {
     "Shell": frozenset({RUN_ACTION}),
+    "TaskStop": frozenset({"stop background task"}),  # tools/tasks.py STOP_ACTION
     "WriteFile": frozenset({EDIT_ACTION, EDIT_OUTSIDE_ACTION}),
     "StrReplaceFile": frozenset({EDIT_ACTION, EDIT_OUTSIDE_ACTION}),
 }
@@ -284,6 +289,17 @@ def result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: b
     )
     if terminal_shown and hides_output(result):
         output = ""  # the terminal already shows it; add only the error message below
+    if not result.is_error and not isinstance(result.output, str):
+        # Media parts (ReadMediaFile): an image is shown as an image block; a video only named.
+        for part in result.output:
+            if isinstance(part, ImageURLPart):
+                block = content_blocks_for_display(part)
+                if block["type"] == "image":
+                    content.append({"type": "content", "content": block})
+            elif isinstance(part, VideoURLPart):
+                content.append(text_content("[video]"))
+        if tool_name == "ReadMediaFile":  # its text parts only tag the media for the model
+            return content + ([text_content(result.message)] if result.message else [])
     if output.strip():
         # Shell output and ReadFile's numbered lines are shown verbatim, exactly what the model got.
         content.append(code_content(output) if tool_name in VERBATIM_OUTPUT else text_content(output))

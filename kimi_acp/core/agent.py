@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ..config import Config, ConfigError, LoadedConfig, ResolvedModel, resolve_model
 from ..kaos.base import Kaos
+from ..kaos.tasks import TaskTable
 from ..llm.errors import ChatProviderError, is_retryable
 from ..llm.types import ChatProvider, ChatStream, Message
 from ..sessions import Session, shorten_title
@@ -142,6 +143,7 @@ class AgentCore:
         self.toolset = Toolset(list(tools) if tools is not None else builtin_tools())
         self.toolset.plan_mode = lambda: self.plan_mode
         self.toolset.plan_file = self.plan_file_path
+        self.toolset.model_capabilities = lambda: m.capabilities if (m := self.resolved_model()) else frozenset()
         self.model_alias = model_alias or self._stored_model(session, loaded_config.config)
         self.thinking = thinking if thinking is not None else session.state.thinking
         self.max_steps_override = max_steps_per_turn
@@ -152,6 +154,8 @@ class AgentCore:
         self._cancel_before_start = False
         self._requests: dict[int, Request] = {}  # open requests of tools, by id()
         self.services: list[TurnService] = []  # e.g. the session's MCP servers (see services.py)
+        self.tasks = TaskTable(session.dir / "tasks")  # background tasks: outlive turns, not the session
+        self.services.append(self.tasks)
         self.slash = SlashRegistry()  # the built-ins, and skills/flows from `commands`
         for provider in commands:
             self.slash.add_provider(provider)
@@ -497,6 +501,8 @@ class AgentCore:
             self.stream.send(StepBegin(n=step))
             await self._maybe_compact(provider)
             self.context.checkpoint()
+            if note := self.tasks.take_finished_note():  # background tasks that ended: tell the model
+                self.context.append([Message(role="user", content=note)])
             try:
                 outcomes = await self._step_with_retries(provider, step)
             except asyncio.CancelledError:
@@ -610,6 +616,7 @@ class AgentCore:
                 additional_dirs=self.workspace_dirs(),
                 tool_name=name,
                 plan=self,
+                tasks=self.tasks,
             )
 
         outcome = await self.toolset.handle(call, make_context)

@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 
 from .hook_events import HOOK_EVENTS  # noqa: F401  (re-exported)
 
+
 @dataclass(frozen=True)
 class HookVerdict:
     """The combined answer of every hook that ran for one event: any block wins."""

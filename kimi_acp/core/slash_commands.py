@@ -25,7 +25,14 @@ from .context import Context
 from .messages import estimate_tokens, system_note, user_message
 from .plan_file import clear_plan, plan_file_path, read_plan
 from .slash import SlashCommand, SlashRegistry
-from .transcript import MAX_IMPORT_BYTES, default_export_name, export_markdown, history_transcript, import_message, is_importable
+from .transcript import (
+    MAX_IMPORT_BYTES,
+    default_export_name,
+    export_markdown,
+    history_transcript,
+    import_message,
+    is_importable,
+)
 from .turn import TurnResult
 
 DIR_LISTING_MAX = 50

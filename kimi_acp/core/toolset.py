@@ -58,6 +58,11 @@ class Toolset:
         self.plan_mode = lambda: False  # the core points this at the session's plan mode
         self.plan_file: Callable[[], Path | None] = lambda: None  # and this at its plan file
         self.hook_runner: Callable[[], HookRunner] = lambda: NO_HOOKS  # and this at its hooks
+        # and this at its model's capabilities; tools that depend on them (ReadMediaFile) read them here
+        self.model_capabilities: Callable[[], frozenset[str]] = frozenset
+        for tool in tools:
+            if hasattr(tool, "model_capabilities"):
+                tool.model_capabilities = lambda: self.model_capabilities()  # type: ignore[attr-defined]
 
     def get(self, name: str) -> Tool | SchemaTool | None:
         return self._tools.get(name)

@@ -123,9 +123,10 @@ def to_openai_messages(
         elif message.role == "assistant":
             out.append(_assistant_message(message, reasoning_key))
         elif message.role == "tool":
-            out.append(
-                {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.text()}
-            )
+            # Media in a tool result (ReadMediaFile) goes as content parts, as Kimi sends it; else text.
+            media = any(_media_part(p) is not None for p in message.parts() if not isinstance(p, (TextPart, ThinkPart)))
+            content = _user_content(message) if media else message.text()
+            out.append({"role": "tool", "tool_call_id": message.tool_call_id or "", "content": content})
     return out
 
 

@@ -10,15 +10,19 @@ if TYPE_CHECKING:
 
 def builtin_tools() -> list[Tool]:
     """The default tool set, in the order the model sees it (the reference agent's order)."""
+    from .fetch import FetchURL
     from .glob import Glob
     from .grep import Grep
+    from .media import ReadMediaFile
     from .plan import EnterPlanMode, ExitPlanMode
     from .question import AskUserQuestion
     from .read import ReadFile
     from .replace import StrReplaceFile
     from .shell import Shell
+    from .tasks import TaskList, TaskOutput, TaskStop
     from .todo import SetTodoList
     from .write import WriteFile
 
-    return [AskUserQuestion(), SetTodoList(), Shell(), ReadFile(), Glob(), Grep(), WriteFile(), StrReplaceFile(),
-            ExitPlanMode(), EnterPlanMode()]
+    return [AskUserQuestion(), SetTodoList(), Shell(), TaskList(), TaskOutput(), TaskStop(),
+            ReadFile(), ReadMediaFile(), Glob(), Grep(), WriteFile(), StrReplaceFile(),
+            FetchURL(), ExitPlanMode(), EnterPlanMode()]

@@ -7,13 +7,23 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from ..kaos.base import Kaos
 from ..llm.types import ToolSpec
-from ..wire.types import BriefDisplayBlock, ContentPart, DisplayBlock, Request, TodoDisplayItem, ToolReturnValue
+from ..wire.types import (
+    BriefDisplayBlock,
+    ContentPart,
+    DisplayBlock,
+    Request,
+    TodoDisplayItem,
+    ToolReturnValue,
+)
+
+if TYPE_CHECKING:
+    from ..kaos.tasks import TaskTable
 
 MAX_OUTPUT_CHARS = 50_000
 MAX_LINE_CHARS = 2_000
@@ -84,6 +94,7 @@ class ToolContext:
     additional_dirs: list[Path] = field(default_factory=list)
     tool_name: str = ""  # the approval's `sender`
     plan: PlanHost | None = None  # plan mode, for the plan tools (tools/plan.py)
+    tasks: TaskTable | None = None  # the session's background tasks (kimi_acp/kaos/tasks.py)
 
     def resolve(self, path: str) -> Path:
         """A tool path argument as an absolute path (relative ones are taken from the work dir)."""

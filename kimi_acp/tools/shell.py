@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..kaos.base import CommandResult
 from ..wire.types import ShellDisplayBlock, ToolReturnValue, UnknownDisplayBlock
@@ -13,6 +13,8 @@ from .base import MAX_LINE_CHARS, MAX_OUTPUT_CHARS, Params, Tool, ToolContext, c
 logger = logging.getLogger(__name__)
 
 RUN_ACTION = "run command"
+RUN_BACKGROUND_ACTION = "run background command"
+MAX_BACKGROUND_TIMEOUT_S = 86_400
 MAX_TIMEOUT_S = 300
 BRIEF_CHARS = 120
 HIDE_OUTPUT_TYPE = "acp/hide_output"
@@ -23,14 +25,27 @@ class ShellParams(Params):
     timeout: int = Field(
         default=60,
         ge=1,
-        le=MAX_TIMEOUT_S,
-        description=f"Seconds before the command is killed (1-{MAX_TIMEOUT_S}, default 60).",
+        le=MAX_BACKGROUND_TIMEOUT_S,
+        description=(
+            f"Seconds before the command is killed (default 60; at most {MAX_TIMEOUT_S} in the foreground, "
+            f"{MAX_BACKGROUND_TIMEOUT_S} with run_in_background)."
+        ),
     )
     run_in_background: bool = Field(
         default=False,
-        description="Not supported in this version: must be false; commands run in the foreground.",
+        description="Run the command as a background task of this session and return its task id at once.",
     )
-    description: str = Field(default="", description="A short description of what the command does.")
+    description: str = Field(
+        default="", description="A short description of what the command does (required with run_in_background)."
+    )
+
+    @model_validator(mode="after")
+    def _check_mode(self) -> ShellParams:
+        if not self.run_in_background and self.timeout > MAX_TIMEOUT_S:
+            raise ValueError(f"timeout must be at most {MAX_TIMEOUT_S} seconds in the foreground")
+        if self.run_in_background and not self.description.strip():
+            raise ValueError("description is required when run_in_background is true")
+        return self
 
 
 class Shell(Tool[ShellParams]):
@@ -42,24 +57,20 @@ class Shell(Tool[ShellParams]):
         f"are off. stdout and stderr are merged in arrival order; the output is capped at {MAX_OUTPUT_CHARS} "
         f"characters and {MAX_LINE_CHARS} per line (`[...truncated]`). `timeout` is in seconds (default 60, "
         f"at most {MAX_TIMEOUT_S}); on timeout the command and all its child processes are killed. "
-        "Background execution (`run_in_background`) is not supported: do not start servers or watchers "
-        "that never exit. "
+        "With `run_in_background=true` (and a `description`) the command becomes a background task of "
+        "this session: the call returns its task id at once, you are told when it finishes, and TaskList, "
+        "TaskOutput and TaskStop manage it; use it for servers, watchers and long builds. "
         "The user approves each command. Prefer ReadFile, Glob, Grep, WriteFile and StrReplaceFile for "
         "reading, finding and editing files; use Shell for building, testing, git and other programs."
     )
     params = ShellParams
 
     async def run(self, params: ShellParams, ctx: ToolContext) -> ToolReturnValue:
-        if params.run_in_background:
-            return tool_error(
-                "Running commands in the background is not supported. Run the command in the foreground "
-                f"(run_in_background=false) with a timeout of at most {MAX_TIMEOUT_S} seconds, or make it "
-                "finish on its own.",
-                brief="Background not supported",
-            )
         command = params.command
         if not command.strip():
             return tool_error("Command cannot be empty.", brief="Empty command")
+        if params.run_in_background:
+            return await _run_background(params, ctx)
 
         await ctx.approve(
             action=RUN_ACTION,
@@ -78,6 +89,31 @@ class Shell(Tool[ShellParams]):
             logger.debug("starting %r failed", command, exc_info=True)
             return tool_error(f"Failed to start the command: {exc}.", brief="Failed to start")
         return _to_return_value(result, params.timeout)
+
+
+async def _run_background(params: ShellParams, ctx: ToolContext) -> ToolReturnValue:
+    """Start the command as a task of the session's table (always local: see kimi_acp/kaos/tasks.py)."""
+    if ctx.tasks is None:
+        return tool_error("Background tasks are not available here.", brief="Background unavailable")
+    command = params.command
+    await ctx.approve(
+        action=RUN_BACKGROUND_ACTION,
+        description=f"Run background command `{command}`",
+        display=[ShellDisplayBlock(language="bash", command=command)],
+    )
+    try:
+        task = await ctx.tasks.launch(
+            command, cwd=ctx.work_dir, description=params.description.strip(), timeout_s=params.timeout
+        )
+    except (OSError, RuntimeError) as exc:
+        logger.debug("starting background %r failed", command, exc_info=True)
+        return tool_error(f"Failed to start the background task: {exc}.", brief="Failed to start")
+    return tool_ok(
+        task.summary() + "\n\nThe command runs in the background. You will be told when it finishes; "
+        "use TaskOutput to read its output and TaskStop to stop it.",
+        message="Background task started.",
+        brief=f"Started {task.id}",
+    )
 
 
 def _to_return_value(result: CommandResult, timeout: int) -> ToolReturnValue:

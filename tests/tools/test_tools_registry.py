@@ -12,11 +12,16 @@ def test_order_and_specs() -> None:
         "AskUserQuestion",
         "SetTodoList",
         "Shell",
+        "TaskList",
+        "TaskOutput",
+        "TaskStop",
         "ReadFile",
+        "ReadMediaFile",
         "Glob",
         "Grep",
         "WriteFile",
         "StrReplaceFile",
+        "FetchURL",
         "ExitPlanMode",
         "EnterPlanMode",
     ]
@@ -29,7 +34,7 @@ def test_order_and_specs() -> None:
 
 
 def test_package_import_is_cheap() -> None:
-    modules = ("shell", "read", "write", "replace", "glob", "grep", "todo", "question", "plan")
+    modules = ("shell", "read", "write", "replace", "glob", "grep", "todo", "question", "plan", "fetch", "media")
     names = ", ".join(repr(f"kimi_acp.tools.{m}") for m in modules)
     code = f"import sys, kimi_acp.tools; print(any(m in sys.modules for m in ({names})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

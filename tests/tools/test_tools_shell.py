@@ -68,9 +68,9 @@ async def test_empty_command(call: Call, approver: FakeApprover, command: str) -
     assert approver.requests == []
 
 
-async def test_background_is_refused(call: Call, approver: FakeApprover) -> None:
-    result = await call(Shell(), command="sleep 1", run_in_background=True)
-    assert result.is_error and "foreground" in result.message
+async def test_background_without_task_table(call: Call, approver: FakeApprover) -> None:
+    result = await call(Shell(), command="sleep 1", run_in_background=True, description="nap")
+    assert result.is_error and result.message == "Background tasks are not available here."
     assert approver.requests == []
 
 

@@ -1,0 +1,272 @@
+"""A session's background tasks (`Shell` with `run_in_background`): start, list, read, stop.
+
+The core owns one `TaskTable` per session and keeps it in `core.services`, so the table is a
+`TurnService`: tasks outlive the turn that started them, and closing the session (ACP
+session/close, `kimi acp` exiting, Wire stdin EOF / SIGTERM) kills every task's whole process
+group. Each command runs locally in a process group of its own (also when an ACP client offers
+terminals: a client terminal belongs to one tool call). Its merged stdout/stderr goes to
+`<session dir>/tasks/<id>.log`, kept bounded: past `2 * MAX_LOG_BYTES` only the last
+`MAX_LOG_BYTES` are kept. A task that finished is reported once to the model before its next
+step (`take_finished_note`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .local import command_env, user_shell
+from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, started, wait_exit
+
+log = logging.getLogger(__name__)
+
+MAX_LOG_BYTES = 1 << 20  # what is kept of a task's output on disk
+PREVIEW_BYTES = 32 << 10  # what TaskOutput shows (the end of the log)
+TERM_GRACE_S = 1.0
+PIPE_GRACE_S = 0.5
+
+Status = Literal["running", "completed", "failed", "killed"]
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "killed"})
+
+
+@dataclass
+class BackgroundTask:
+    id: str
+    command: str
+    description: str
+    output_path: Path
+    timeout_s: float
+    kind: str = "bash"
+    status: Status = "running"
+    exit_code: int | None = None
+    timed_out: bool = False
+    interrupted: bool = False
+    reason: str | None = None
+    started_at: float = field(default_factory=time.time)
+    ended_at: float | None = None
+    dropped_bytes: int = 0  # output cut from the front of the log to keep it bounded
+    pid: int | None = None
+    _proc: asyncio.subprocess.Process | None = field(default=None, repr=False)
+    _runner: asyncio.Task[None] | None = field(default=None, repr=False)
+    _done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    _noted: bool = field(default=False, repr=False)
+
+    @property
+    def active(self) -> bool:
+        return self.status not in TERMINAL
+
+    def summary(self, *, include_command: bool = True) -> str:
+        lines = [f"task_id: {self.id}", f"kind: {self.kind}", f"status: {self.status}",
+                 f"description: {self.description}"]
+        if include_command:
+            lines.append(f"command: {self.command}")
+        if self.exit_code is not None:
+            lines.append(f"exit_code: {self.exit_code}")
+        if self.reason:
+            lines.append(f"reason: {self.reason}")
+        return "\n".join(lines)
+
+
+class TaskTable:
+    """The background tasks of one session (a core `TurnService`)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._tasks: dict[str, BackgroundTask] = {}
+        self._closed = False
+
+    # -------------------------------------------------------------- TurnService
+
+    async def before_turn(self, send: Callable[[Any], None]) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        """The session closes: kill every task's process group and wait for the runners."""
+        self._closed = True
+        for task in self._tasks.values():
+            await self._kill(task, reason="Session closed", interrupted=True)
+
+    # -------------------------------------------------------------- operations (not `start`: front ends call a service's start())
+
+    async def launch(self, command: str, *, cwd: Path, description: str, timeout_s: float) -> BackgroundTask:
+        if self._closed:
+            raise RuntimeError("the session is closing")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        task_id = self._next_id()
+        task = BackgroundTask(task_id, command, description, self.directory / f"{task_id}.log", timeout_s)
+        task.output_path.write_bytes(b"")
+        shell = user_shell()
+        proc = await started(
+            asyncio.create_subprocess_exec(
+                shell,
+                "-c",
+                command,
+                cwd=str(cwd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                env=command_env(shell),
+            )
+        )
+        task._proc, task.pid = proc, proc.pid
+        self._tasks[task_id] = task
+        task._runner = asyncio.create_task(self._run(task, proc))
+        log.debug("background task %s: pid %s %r", task_id, proc.pid, command)
+        return task
+
+    def _next_id(self) -> str:
+        """`bash-<n>`: the first number with no task and no log yet (a reopened session keeps its old
+        logs). Predictable, so scripted test models can name the task."""
+        n = len(self._tasks) + 1
+        while f"bash-{n}" in self._tasks or (self.directory / f"bash-{n}.log").exists():
+            n += 1
+        return f"bash-{n}"
+
+    def get(self, task_id: str) -> BackgroundTask | None:
+        return self._tasks.get(task_id)
+
+    def list(self, *, active_only: bool = True, limit: int = 20) -> list[BackgroundTask]:
+        tasks = [t for t in self._tasks.values() if t.active or not active_only]
+        return sorted(tasks, key=lambda t: t.started_at, reverse=True)[:limit]
+
+    async def wait(self, task_id: str, timeout_s: float) -> BackgroundTask:
+        task = self._tasks[task_id]
+        if task.active and timeout_s > 0:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(task._done.wait(), timeout_s)
+        return task
+
+    async def stop(self, task_id: str, *, reason: str) -> BackgroundTask:
+        task = self._tasks[task_id]
+        await self._kill(task, reason=reason, interrupted=False)
+        return task
+
+    def read_tail(self, task: BackgroundTask, limit: int = PREVIEW_BYTES) -> tuple[str, int, bool]:
+        """The end of the task's log: (text, size of the log in bytes, whether earlier output exists)."""
+        try:
+            with task.output_path.open("rb") as f:
+                f.seek(0, 2)
+                size = f.tell()
+                f.seek(max(0, size - limit))
+                data = f.read()
+        except OSError:
+            return "", 0, False
+        return data.decode("utf-8", errors="replace"), size, size > limit or task.dropped_bytes > 0
+
+    def take_finished_note(self) -> str | None:
+        """Tasks that ended since the model was last told, as one system reminder (None if none)."""
+        ended = [t for t in self._tasks.values() if not t.active and not t._noted]
+        if not ended:
+            return None
+        lines = []
+        for task in ended:
+            task._noted = True
+            detail = f"exit code {task.exit_code}" if task.exit_code is not None else (task.reason or task.status)
+            lines.append(f"- {task.id} ({task.description}): {task.status}, {detail}")
+        return (
+            "<system-reminder>Background tasks finished since your last step:\n"
+            + "\n".join(lines)
+            + "\nUse TaskOutput to read their output.</system-reminder>"
+        )
+
+    # -------------------------------------------------------------- internals
+
+    async def _run(self, task: BackgroundTask, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdout is not None
+        reader = asyncio.create_task(self._drain(task, proc.stdout))
+        try:
+            if not await wait_exit(proc, task.timeout_s):
+                task.timed_out = True
+                task.reason = f"Killed by timeout ({int(task.timeout_s)}s)"
+                await _kill_group(proc)
+            # the shell is gone; children that kept the pipe open get a moment, then the group dies
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reader), PIPE_GRACE_S)
+            if not reader.done():
+                killpg(proc.pid, signal.SIGKILL)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(reader), DRAIN_AFTER_KILL_S)
+        except asyncio.CancelledError:
+            killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(asyncio.CancelledError):
+                await wait_exit(proc, DRAIN_AFTER_KILL_S)
+            raise
+        finally:
+            reader.cancel()
+            close_transport(proc)
+            self._finish(task, proc.returncode)
+
+    def _finish(self, task: BackgroundTask, returncode: int | None) -> None:
+        if task.active:
+            if task.timed_out:
+                task.status = "failed"
+            elif task.interrupted or task.reason:
+                task.status = "killed"
+            else:
+                task.status = "completed" if returncode == 0 else "failed"
+            if returncode is not None and returncode >= 0:
+                task.exit_code = returncode
+            elif returncode is not None and not task.reason:
+                task.reason = f"Terminated by signal {-returncode}"
+        task.ended_at = task.ended_at or time.time()
+        task._proc = None
+        task._done.set()
+
+    async def _kill(self, task: BackgroundTask, *, reason: str, interrupted: bool) -> None:
+        proc, runner = task._proc, task._runner
+        if task.active:
+            task.reason, task.interrupted = reason, interrupted
+        if proc is not None:
+            await _kill_group(proc)
+        if runner is not None and not runner.done():
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(runner), DRAIN_AFTER_KILL_S + PIPE_GRACE_S + 1)
+            if not runner.done():
+                runner.cancel()
+                with contextlib.suppress(BaseException):
+                    await runner
+
+    async def _drain(self, task: BackgroundTask, stream: asyncio.StreamReader) -> None:
+        written = 0
+        with task.output_path.open("ab") as f:
+            while True:
+                chunk = await stream.read(64 << 10)
+                if not chunk:
+                    return
+                f.write(chunk)
+                f.flush()
+                written += len(chunk)
+                if written > 2 * MAX_LOG_BYTES:
+                    written = _keep_tail(f, task)
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the whole group, then SIGKILL it (also when the shell already left children behind)."""
+    killpg(proc.pid, signal.SIGTERM)
+    await wait_exit(proc, TERM_GRACE_S)
+    killpg(proc.pid, signal.SIGKILL)
+    await wait_exit(proc, DRAIN_AFTER_KILL_S)
+
+
+def _keep_tail(f: Any, task: BackgroundTask) -> int:
+    """Cut the log open in `f` down to its last MAX_LOG_BYTES; returns the new size."""
+    f.flush()
+    with task.output_path.open("rb") as r:
+        r.seek(0, 2)
+        size = r.tell()
+        r.seek(size - MAX_LOG_BYTES)
+        tail = r.read()
+    f.seek(0)
+    f.truncate()
+    f.write(tail)
+    f.flush()
+    task.dropped_bytes += size - len(tail)
+    return len(tail)

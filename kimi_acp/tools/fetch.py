@@ -1,0 +1,190 @@
+"""FetchURL: a web page (or any text resource) as text the model can read.
+
+A local HTTP GET: redirects followed (bounded), timeouts, the body streamed and cut at a size cap,
+HTML reduced to Markdown (markdownify over BeautifulSoup, imported lazily), other text passed
+through, binary refused. No approval, as in Kimi (only Shell, file edits, TaskStop and MCP ask).
+
+Kimi's optional `services.moonshot_fetch` backend is not implemented here: the local path is used.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+from pydantic import Field
+
+from ..wire.types import ToolReturnValue
+from .base import Params, Tool, ToolContext, cap_output, tool_error, tool_ok
+
+NAME = "FetchURL"
+MAX_FETCH_BYTES = 5 * 1024 * 1024  # the most of a body read; the rest is not downloaded
+MAX_REDIRECTS = 5
+TIMEOUT = httpx.Timeout(connect=15.0, read=30.0, write=30.0, pool=30.0)
+# Sites often refuse unknown clients; Kimi sends a browser's User-Agent too.
+USER_AGENT = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/124.0 Safari/537.36"
+)
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+_TEXT_TYPES = (
+    "text/",
+    "application/json",
+    "application/xml",
+    "application/javascript",
+    "application/x-javascript",
+    "application/ecmascript",
+    "application/x-yaml",
+    "application/yaml",
+    "application/toml",
+    "application/x-sh",
+    "application/rss+xml",
+    "application/atom+xml",
+)
+_DROPPED_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "nav", "form", "button")
+
+DESCRIPTION = """Fetch a web page from a URL and extract its main text content.
+
+- HTML pages are converted to Markdown; plain text, JSON and other text resources are returned as is.
+- Binary content (images, archives, PDFs...) is not returned.
+- Large pages are truncated.
+"""
+
+
+class FetchURLParams(Params):
+    url: str = Field(description="The URL to fetch content from.")
+
+
+class FetchURL(Tool[FetchURLParams]):
+    name = NAME
+    description = DESCRIPTION
+    params = FetchURLParams
+
+    async def run(self, params: FetchURLParams, ctx: ToolContext) -> ToolReturnValue:
+        url = params.url.strip()
+        if not re.match(r"https?://", url, re.I):
+            return tool_error(
+                f"`{params.url}` is not an http(s) URL. Give a full URL starting with http:// or https://.",
+                brief="Invalid URL",
+            )
+        try:
+            fetched = await _get(url)
+        except httpx.TooManyRedirects:
+            return tool_error(
+                f"Failed to fetch URL: more than {MAX_REDIRECTS} redirects.", brief="Too many redirects"
+            )
+        except httpx.TimeoutException as exc:
+            return tool_error(f"Failed to fetch URL: the request timed out ({type(exc).__name__}).", brief="Timeout")
+        except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
+            return tool_error(
+                f"Failed to fetch URL due to network error: {exc or type(exc).__name__}. "
+                "This may indicate the URL is invalid or the server is unreachable.",
+                brief="Network error",
+            )
+        status, content_type, charset, body, cut = fetched
+        if status >= 400:
+            return tool_error(
+                f"Failed to fetch URL. Status: {status}. "
+                "This may indicate the page is not accessible or the server is down.",
+                brief=f"HTTP {status} error",
+            )
+        if not body:
+            return tool_ok("", message="The response body is empty.", brief="Empty response body")
+        is_html = content_type.startswith(_HTML_TYPES) or (not content_type and _looks_like_html(body))
+        if not is_html and not _is_text(content_type, body):
+            what = content_type or "unknown type"
+            return tool_error(
+                f"The URL returned binary content ({what}), which cannot be shown as text. "
+                "Download it with a shell command if you need it.",
+                brief="Binary content",
+            )
+        text = _decode(body, charset)
+        if is_html:
+            text = html_to_markdown(text)
+            if not text.strip():
+                return tool_error(
+                    "Failed to extract meaningful content from the page. The page may need JavaScript "
+                    "to render its content.",
+                    brief="No content extracted",
+                )
+            message = "The returned content is the main text content extracted from the page."
+        else:
+            message = "The returned content is the full content of the page."
+        output, truncated = cap_output(text)
+        if cut or truncated:
+            message = "The content was truncated: only the beginning of the page is returned."
+        return tool_ok(output, message=message)
+
+
+async def _get(url: str) -> tuple[int, str, str | None, bytes, bool]:
+    """(status, content type, charset, body up to the cap, whether the body was cut)."""
+    from ..llm.http import shared_ssl_context
+
+    async with httpx.AsyncClient(
+        follow_redirects=True,
+        max_redirects=MAX_REDIRECTS,
+        timeout=TIMEOUT,
+        verify=shared_ssl_context(),
+        headers={"User-Agent": USER_AGENT, "Accept": "text/html,text/plain,text/markdown,*/*;q=0.8"},
+    ) as client:
+        async with client.stream("GET", url) as response:
+            content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if response.status_code >= 400:
+                return response.status_code, content_type, None, b"", False
+            chunks: list[bytes] = []
+            size = 0
+            cut = False
+            async for chunk in response.aiter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_FETCH_BYTES:
+                    cut = True
+                    break
+            body = b"".join(chunks)[:MAX_FETCH_BYTES]
+            return response.status_code, content_type, response.charset_encoding, body, cut
+
+
+def _is_text(content_type: str, body: bytes) -> bool:
+    if content_type.startswith(_TEXT_TYPES) or content_type.endswith(("+json", "+xml")):
+        return True
+    if content_type and content_type != "application/octet-stream":
+        return False
+    return b"\x00" not in body[:8192]  # no (useful) type: sniff
+
+
+def _looks_like_html(body: bytes) -> bool:
+    head = body[:1024].lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html"))
+
+
+def _decode(body: bytes, charset: str | None) -> str:
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+def html_to_markdown(html: str) -> str:
+    """The readable part of a page as Markdown: scripts, styles and navigation dropped, the
+    `<main>`/`<article>` element preferred over the whole body, the title as a heading."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    soup = BeautifulSoup(html, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for tag in soup(_DROPPED_TAGS):
+        tag.decompose()
+    focused = soup.find("main") or soup.find("article")
+    root: Any = focused or soup.body or soup
+    if focused is None:
+        for tag in root(("header", "footer", "aside")):
+            tag.decompose()
+    if soup.title is not None:
+        soup.title.decompose()
+    text = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(root)
+    text = re.sub(r"[ \t]+\n", "\n", text)
+    text = re.sub(r"\n{3,}", "\n\n", text).strip()
+    if title and not text.startswith(f"# {title}"):
+        text = f"# {title}\n\n{text}" if text else ""
+    return text + "\n" if text else ""

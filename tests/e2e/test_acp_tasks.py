@@ -1,0 +1,37 @@
+"""Background Shell tasks over ACP: local even with client terminals, cards, and stopped on session/close."""
+
+from __future__ import annotations
+
+import json
+
+from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
+from tests.support.acp_client import spawn_acp
+from tests.support.processes import live_pids, sleep_marker, wait_until
+from tests.support.wire_client import tool_call
+
+
+async def test_background_task_runs_locally_and_session_close_kills_it(share, project):
+    marker = sleep_marker()
+    write_config(share, [
+        tool_call("bg", "Shell", {"command": f"echo ready; sleep {marker} & sleep {marker}; wait",
+                                  "run_in_background": True, "description": "sleepers", "timeout": 3600}),
+        tool_call("out", "TaskOutput", {"task_id": "bash-1", "block": True, "timeout": 1}),
+        "text: started",
+    ])
+    async with spawn_acp(acp_env(share), terminal=True) as agent:
+        await agent.initialize()
+        session = await agent.new_session(project)
+        response = await agent.prompt(session.session_id, "go")
+        assert response.stop_reason == "end_turn"
+        assert agent.client.terminals == {}  # not in a client terminal: a terminal belongs to one tool call
+        assert await wait_until(lambda: len(live_pids(marker)) >= 2)
+        pids = live_pids(marker)
+        updates = agent.recorder.updates(session.session_id)
+        (permission,) = agent.client.permission_requests
+        done = {u["toolCallId"].rsplit("/", 1)[-1]: u for u in of_kind(updates, "tool_call_update") if u.get("status") == "completed"}
+        assert "task_id: bash-1" in json.dumps(done["bg"].get("content"))
+        out_content = json.dumps(done["out"].get("content"))
+        assert "retrieval_status: timeout" in out_content and "ready" in out_content
+        assert permission["tool_call"].title.startswith("Shell")
+        await agent.conn.close_session(session_id=session.session_id)
+        assert await wait_until(lambda: not any(p in live_pids(marker) for p in pids), 5), "task survived session/close"

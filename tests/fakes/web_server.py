@@ -1,0 +1,84 @@
+"""A loopback HTTP server with fixed pages, for FetchURL: HTML, plain text, a redirect (and a
+redirect loop), a 404, a huge body and a binary. Runs in a daemon thread (sync, async and
+subprocess tests alike):
+
+    with FakeWebServer() as web:
+        ... fetch f"{web.url}/page" ...
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+PAGE = """<!doctype html><html><head><title>Fake Page</title><style>body{color:red}</style>
+<script>var secret = "do-not-show";</script></head>
+<body><nav><a href="/">Home</a> | <a href="/about">Nav link</a></nav>
+<main><h1>Main heading</h1><p>Hello <b>world</b>, a <a href="https://example.com/x">link</a>.</p>
+<ul><li>first</li><li>second</li></ul></main>
+<footer>footer text</footer></body></html>"""
+HUGE_CHUNK = b"a" * 1023 + b"\n"
+PNG_BYTES = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
+
+
+class FakeWebServer:
+    def __init__(self, huge_bytes: int = 20 * 1024 * 1024) -> None:
+        self.huge_bytes = huge_bytes
+        self.paths: list[str] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes, content_type: str, **headers: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:  # noqa: N802
+                owner.paths.append(self.path)
+                if self.path == "/page":
+                    self._send(200, PAGE.encode(), "text/html; charset=utf-8")
+                elif self.path == "/text":
+                    self._send(200, "plain text ünïcode\nline 2\n".encode(), "text/plain; charset=utf-8")
+                elif self.path == "/redirect":
+                    self._send(302, b"", "text/plain", Location="/page")
+                elif self.path == "/loop":
+                    self._send(302, b"", "text/plain", Location="/loop")
+                elif self.path == "/binary":
+                    self._send(200, PNG_BYTES, "image/png")
+                elif self.path == "/huge":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", str(owner.huge_bytes))
+                    self.end_headers()
+                    sent = 0
+                    try:
+                        while sent < owner.huge_bytes:
+                            self.wfile.write(HUGE_CHUNK)
+                            sent += len(HUGE_CHUNK)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the client stopped reading at its cap
+                else:
+                    self._send(404, b"not found", "text/plain")
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeWebServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,141 @@
+"""Background Shell tasks and TaskList / TaskOutput / TaskStop against a real TaskTable."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pydantic
+import pytest
+
+from kimi_acp.kaos import tasks as tasks_mod
+from kimi_acp.kaos.tasks import TaskTable
+from kimi_acp.tools.base import ToolContext
+from kimi_acp.tools.shell import Shell
+from kimi_acp.tools.tasks import TaskList, TaskOutput, TaskStop
+from tests.support.processes import live_pids, pid_alive, sleep_marker, wait_until
+
+if TYPE_CHECKING:
+    from .conftest import FakeApprover
+
+
+@pytest.fixture
+async def table(tmp_path: Path) -> AsyncIterator[TaskTable]:
+    t = TaskTable(tmp_path / "session" / "tasks")
+    yield t
+    await t.aclose()
+
+
+@pytest.fixture
+def tctx(ctx: ToolContext, table: TaskTable) -> ToolContext:
+    return replace(ctx, tasks=table)
+
+
+async def run(tool, ctx: ToolContext, **arguments):  # type: ignore[no-untyped-def]
+    return await tool.run(tool.params.model_validate(arguments), ctx)
+
+
+def task_id_of(output: str) -> str:
+    return next(line.split(": ", 1)[1] for line in output.splitlines() if line.startswith("task_id: "))
+
+
+def test_params() -> None:
+    with pytest.raises(pydantic.ValidationError):  # background needs a description
+        Shell.params.model_validate({"command": "sleep 1", "run_in_background": True})
+    ok = Shell.params.model_validate({"command": "x", "run_in_background": True, "description": "d", "timeout": 3600})
+    assert ok.timeout == 3600
+    out = TaskOutput.params.model_validate({"task_id": "t"})
+    assert (out.block, out.timeout) == (False, 30)
+    lst = TaskList.params.model_validate({})
+    assert (lst.active_only, lst.limit) == (True, 20)
+    assert TaskStop.params.model_validate({"task_id": "t"}).reason == "Stopped by TaskStop"
+
+
+async def test_background_runs_lists_and_reads(tctx: ToolContext, approver: FakeApprover, table: TaskTable) -> None:
+    result = await run(Shell(), tctx, command="echo hello; echo oops >&2", run_in_background=True, description="greet")
+    assert not result.is_error and result.message == "Background task started."
+    (req,) = approver.requests
+    assert req.action == "run background command"
+    task_id = task_id_of(str(result.output))
+    out = await run(TaskOutput(), tctx, task_id=task_id, block=True, timeout=5)
+    text = str(out.output)
+    assert "retrieval_status: success" in text and "status: completed" in text and "exit_code: 0" in text
+    assert text.endswith("[output]\nhello\noops")
+    assert "No active background tasks." == (await run(TaskList(), tctx)).output
+    listed = str((await run(TaskList(), tctx, active_only=False)).output)
+    assert f"task_id: {task_id}" in listed and "description: greet" in listed
+    note = table.take_finished_note()
+    assert note is not None and task_id in note and "completed" in note
+    assert table.take_finished_note() is None  # told once
+
+
+async def test_not_ready_then_stop_kills_group(tctx: ToolContext, approver: FakeApprover) -> None:
+    marker = sleep_marker()
+    result = await run(Shell(), tctx, command=f"sleep {marker} & sleep {marker}; wait", run_in_background=True,
+                       description="sleepers")
+    task_id = task_id_of(str(result.output))
+    assert await wait_until(lambda: len(live_pids(marker)) >= 2)
+    out = await run(TaskOutput(), tctx, task_id=task_id)
+    assert "retrieval_status: not_ready" in str(out.output)
+    out = await run(TaskOutput(), tctx, task_id=task_id, block=True, timeout=0)
+    assert "retrieval_status: timeout" in str(out.output)
+    assert task_id in str((await run(TaskList(), tctx)).output)
+    stopped = await run(TaskStop(), tctx, task_id=task_id, reason="done with it")
+    assert not stopped.is_error and "status: killed" in str(stopped.output)
+    assert approver.requests[-1].action == "stop background task"
+    assert await wait_until(lambda: not live_pids(marker))
+
+
+async def test_close_kills_running_and_leftover_children(ctx: ToolContext, tmp_path: Path) -> None:
+    table = TaskTable(tmp_path / "t")
+    marker = sleep_marker()
+    task = await table.launch(f"sleep {marker}", cwd=tmp_path, description="d", timeout_s=60)
+    assert task.pid is not None and pid_alive(task.pid)
+    await table.aclose()
+    assert task.status == "killed" and task.interrupted
+    assert await wait_until(lambda: not live_pids(marker))
+    with pytest.raises(RuntimeError):
+        await table.launch("true", cwd=tmp_path, description="d", timeout_s=1)
+
+
+async def test_timeout_kills(table: TaskTable, tmp_path: Path) -> None:
+    marker = sleep_marker()
+    task = await table.launch(f"sleep {marker}", cwd=tmp_path, description="d", timeout_s=0.3)
+    await table.wait(task.id, 5)
+    assert task.status == "failed" and task.timed_out
+    assert await wait_until(lambda: not live_pids(marker))
+
+
+async def test_log_is_bounded(table: TaskTable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tasks_mod, "MAX_LOG_BYTES", 1000)
+    task = await table.launch("for i in $(seq 1 2000); do echo line$i; done", cwd=tmp_path, description="d",
+                             timeout_s=10)
+    await table.wait(task.id, 10)
+    size = task.output_path.stat().st_size
+    assert size <= 2000 + (64 << 10) and task.dropped_bytes > 0
+    assert task.output_path.read_text().endswith("line2000\n")
+    text, _, truncated = table.read_tail(task)
+    assert truncated and text.endswith("line2000\n")
+
+
+async def test_errors(tctx: ToolContext, ctx: ToolContext, approver: FakeApprover) -> None:
+    out = await run(TaskOutput(), tctx, task_id="nope")
+    assert out.is_error and out.message == "Task not found: nope"
+    stop = await run(TaskStop(), tctx, task_id="nope")
+    assert stop.is_error and approver.requests == []
+    no_table = await run(TaskList(), ctx)
+    assert no_table.is_error
+
+
+async def test_stop_blocked_in_plan_mode(tctx: ToolContext, table: TaskTable, tmp_path: Path) -> None:
+    class Plan:
+        plan_mode = True
+
+    task = await table.launch("sleep 5", cwd=tmp_path, description="d", timeout_s=10)
+    res = await run(TaskStop(), replace(tctx, plan=Plan()), task_id=task.id)  # type: ignore[arg-type]
+    assert res.is_error and res.message == "TaskStop is not available in plan mode."
+    assert task.active
+    await asyncio.sleep(0)

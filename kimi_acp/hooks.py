@@ -33,8 +33,8 @@ from typing import Any
 from .config import Config, HookConfig
 from .core.agent import AgentCore
 from .core.hook_points import ALLOW, HOOK_EVENTS, HookVerdict
-from .kaos.local import command_env, user_shell
-from .kaos.process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, started, wait_exit
+from .kaos.local import command_env, start_shell_command, user_shell
+from .kaos.process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, wait_exit
 from .wire.types import HookRequest, HookResolved, HookResponse, HookTriggered
 
 log = logging.getLogger(__name__)
@@ -283,18 +283,8 @@ async def run_command(command: str, stdin: bytes, *, timeout: float, cwd: Path) 
     for name in SECRET_ENV:
         env.pop(name, None)
     try:
-        proc = await started(  # its own group; a cancel mid-spawn kills the group
-            asyncio.create_subprocess_exec(
-                shell,
-                "-c",
-                command,
-                cwd=str(cwd),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,  # its own process group: killed as a whole
-                env=env,
-            )
+        proc = await start_shell_command(
+            command, cwd=cwd, stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
         )
     except (OSError, ValueError) as exc:
         return _Outcome(problem=f"could not start {shell}: {exc}")

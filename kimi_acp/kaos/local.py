@@ -197,6 +197,32 @@ def _write_file(path: Path, data: bytes, append: bool) -> int:
         return os.fstat(f.fileno()).st_size
 
 
+async def start_shell_command(
+    command: str,
+    *,
+    cwd: Path,
+    stdin: int = asyncio.subprocess.DEVNULL,
+    stderr: int = asyncio.subprocess.STDOUT,
+    env: dict[str, str] | None = None,
+) -> asyncio.subprocess.Process:
+    """`command` through the user's shell, stdout piped, in a process group of its own (a cancel
+    mid-spawn kills the group: see `process_group.started`). Shell, hooks and background tasks."""
+    shell = user_shell()
+    return await started(
+        asyncio.create_subprocess_exec(
+            shell,
+            "-c",
+            command,
+            cwd=str(cwd),
+            stdin=stdin,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+            start_new_session=True,
+            env=env if env is not None else command_env(shell),
+        )
+    )
+
+
 class LocalKaos:
     """Files and processes of the machine the agent runs on."""
 
@@ -246,20 +272,7 @@ class LocalKaos:
         output_limit: int,
         tool_call_id: str | None = None,
     ) -> CommandResult:
-        shell = user_shell()
-        proc = await started(  # its own group; a cancel mid-spawn kills the group
-            asyncio.create_subprocess_exec(
-                shell,
-                "-c",
-                command,
-                cwd=str(cwd),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                env=command_env(shell),
-            )
-        )
+        proc = await start_shell_command(command, cwd=cwd)
         logger.debug("started pid %s in %s: %r", proc.pid, cwd, command)
         sink = _OutputSink(output_limit)
         assert proc.stdout is not None

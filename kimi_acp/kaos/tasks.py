@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .local import command_env, user_shell
-from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, started, wait_exit
+from .local import start_shell_command
+from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, wait_exit
 
 log = logging.getLogger(__name__)
 
@@ -102,20 +102,7 @@ class TaskTable:
         task_id = self._next_id()
         task = BackgroundTask(task_id, command, description, self.directory / f"{task_id}.log", timeout_s)
         task.output_path.write_bytes(b"")
-        shell = user_shell()
-        proc = await started(
-            asyncio.create_subprocess_exec(
-                shell,
-                "-c",
-                command,
-                cwd=str(cwd),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                env=command_env(shell),
-            )
-        )
+        proc = await start_shell_command(command, cwd=cwd)
         task._proc, task.pid = proc, proc.pid
         self._tasks[task_id] = task
         task._runner = asyncio.create_task(self._run(task, proc))

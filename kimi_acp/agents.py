@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .core.prompt import PromptBuilder, PromptInputs, build_system_prompt, format_skills, read_agents_md, work_dir_listing
+from .core.prompt import PromptBuilder, PromptInputs, default_prompt, format_skills, read_agents_md, work_dir_listing
+from .yaml_text import YamlTextError, load_yaml
 
 if TYPE_CHECKING:
     from .tools.base import Tool
@@ -95,14 +96,7 @@ class AgentSpec:
             role = args.get("ROLE_ADDITIONAL", "")
 
             def default(inputs: PromptInputs) -> str:
-                return build_system_prompt(
-                    inputs.work_dir,
-                    inputs.tool_names,
-                    now=inputs.now,
-                    additional_dirs=inputs.additional_dirs,
-                    skills=inputs.skills,
-                    role_additional=role,
-                )
+                return default_prompt(inputs, role_additional=role)
 
             return default
 
@@ -204,15 +198,11 @@ def _read_yaml(file: Path) -> dict[str, Any]:
         raise AgentFileError(f"agent file {file} is a directory, not a file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise AgentFileError(f"agent file {file} cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
-    import yaml  # PyYAML, only when an agent file is used
-
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise AgentFileError(f"agent file {file}: invalid YAML{where}: {problem}") from None
+        data = load_yaml(text)
+    except YamlTextError as exc:
+        where = f" at line {exc.line}" if exc.line is not None else ""
+        raise AgentFileError(f"agent file {file}: invalid YAML{where}: {exc.problem}") from None
     if not isinstance(data, dict):
         raise AgentFileError(f"agent file {file}: expected YAML keys (version, agent), not {type(data).__name__}")
     return data

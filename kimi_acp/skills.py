@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .skill_sources import SkillSources, may_have_skills  # noqa: F401  (re-exported)
+from .yaml_text import YamlTextError, load_yaml
 
 if TYPE_CHECKING:
     from .core.prompt import SkillSummary
@@ -132,15 +133,11 @@ def parse_front_matter(front: str) -> dict[str, Any]:
     plain = _plain_front_matter(front)
     if plain is not None:
         return plain
-    import yaml  # PyYAML, only for front matter beyond plain `key: value` lines (~12 ms to import)
-
-    try:
-        data = yaml.safe_load(front)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SkillError(f"invalid YAML front matter{where}: {problem}") from None
+    try:  # PyYAML is imported only for front matter beyond plain `key: value` lines
+        data = load_yaml(front)
+    except YamlTextError as exc:
+        where = f" (line {exc.line + 1})" if exc.line is not None else ""  # of SKILL.md: after the ---
+        raise SkillError(f"invalid YAML front matter{where}: {exc.problem}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

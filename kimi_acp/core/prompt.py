@@ -41,14 +41,15 @@ class PromptInputs:
 PromptBuilder = Callable[[PromptInputs], str]
 
 
-def default_prompt(inputs: PromptInputs) -> str:
-    """The default agent's prompt (a `PromptBuilder`)."""
+def default_prompt(inputs: PromptInputs, *, role_additional: str = "") -> str:
+    """The default agent's prompt (a `PromptBuilder`); an agent file may add to its role."""
     return build_system_prompt(
         inputs.work_dir,
         inputs.tool_names,
         now=inputs.now,
         additional_dirs=inputs.additional_dirs,
         skills=inputs.skills,
+        role_additional=role_additional,
     )
 
 

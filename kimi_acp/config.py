@@ -57,6 +57,13 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
 
+class OAuthRef(_Section):
+    """Where a Kimi account's tokens live: Kimi's `oauth = {storage, key}` (e.g. key "oauth/kimi-code")."""
+
+    storage: Literal["file", "keyring"] = "file"
+    key: str = Field(min_length=1)
+
+
 class ProviderConfig(_Section):
     type: str
     base_url: str = ""
@@ -64,6 +71,7 @@ class ProviderConfig(_Section):
     env: dict[str, str] = Field(default_factory=dict)
     custom_headers: dict[str, str] = Field(default_factory=dict)
     reasoning_key: str | None = None
+    oauth: OAuthRef | None = None
 
     @field_validator("type")
     @classmethod
@@ -97,6 +105,28 @@ def base_url_problem(url: str) -> str | None:
     if not parts.netloc:
         return f"{url!r} has no host"
     return None
+
+
+class ServiceConfig(_Section):
+    """One of Kimi's `[services.*]` endpoints (web search, page fetch): same keys as Kimi Code CLI."""
+
+    base_url: str
+    api_key: SecretStr = SecretStr("")
+    custom_headers: dict[str, str] = Field(default_factory=dict)
+    oauth: OAuthRef | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        problem = base_url_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+
+class Services(_Section):
+    moonshot_search: ServiceConfig | None = None
+    moonshot_fetch: ServiceConfig | None = None
 
 
 class ModelConfig(_Section):
@@ -144,6 +174,7 @@ class Config(_Section):
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     loop_control: LoopControl = Field(default_factory=LoopControl)
     hooks: list[HookConfig] = Field(default_factory=list)
+    services: Services = Field(default_factory=Services)
     # Skills (kimi_acp/skills.py), Kimi's keys: more skill directories, and whether every existing
     # brand directory (.kimi, .claude, .codex) is read or only the first.
     extra_skill_dirs: list[str] = Field(default_factory=list)

@@ -124,7 +124,9 @@ def test_unknown_keys_are_kept_and_not_an_error(tmp_path: Path) -> None:
     assert config.model_extra == {"some_future_option": "kept"}
     assert config.services.moonshot_search is not None
     assert config.services.moonshot_search.base_url == "https://search.example"
-    assert config.providers["moonshot"].model_extra == {"oauth": {"storage": "file", "key": "oauth/kimi"}}
+    assert config.providers["moonshot"].model_extra == {}
+    assert config.providers["moonshot"].oauth is not None
+    assert (config.providers["moonshot"].oauth.storage, config.providers["moonshot"].oauth.key) == ("file", "oauth/kimi")
 
 
 def test_missing_default_file_is_created_from_the_template_and_loads() -> None:

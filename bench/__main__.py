@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import atexit
+import os
 import shlex
 import signal
 import sys
 import time
 from typing import Any
 
-from . import rpc
+from . import reference, rpc
 from .fixtures import Workspace, fake_model
 from .machine import load_average, machine_info
 from .measures import FULL, MEASURES, QUICK, Bench, Impl
@@ -49,6 +50,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--compare-label", default="other", help="name of the second implementation in the table"
     )
     parser.add_argument(
+        "--compare-ref",
+        action="store_true",
+        help=f"compare with Kimi Code CLI {reference.VERSION} (the reference), found by --ref-venv",
+    )
+    parser.add_argument(
+        "--ref-venv",
+        default=None,
+        help=f"the reference's venv (default ${reference.ENV_VAR}, else {reference.DEFAULT_VENV})",
+    )
+    parser.add_argument(
+        "--no-netns",
+        action="store_true",
+        help="with --compare-ref: do not isolate the run in a loopback-only network namespace",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="smoke run: 1 run, smaller sizes (under a minute)"
     )
     parser.add_argument(
@@ -64,6 +80,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if unknown:
         parser.error(f"unknown measure(s) {', '.join(unknown)}; choose from {', '.join(MEASURES)}")
     args.measures = [n for n in MEASURES if not names or n in names]
+    if args.compare_ref and (args.compare_acp_cmd is not None or args.compare_wire_cmd is not None):
+        parser.error("--compare-ref and --compare-acp-cmd/--compare-wire-cmd are exclusive")
     return args
 
 
@@ -75,7 +93,17 @@ async def run(args: argparse.Namespace) -> tuple[Collector, Collector | None, di
     sizes = QUICK if args.quick else FULL
     ours = Impl("ours", shlex.split(args.acp_cmd), shlex.split(args.wire_cmd))
     other = None
-    if args.compare_acp_cmd is not None or args.compare_wire_cmd is not None:
+    if args.compare_ref:
+        kimi = str(args.ref_kimi)
+        other = Impl(
+            args.compare_label,
+            [kimi, "acp"],
+            [kimi, "--wire"],
+            env=dict(reference.ENV),
+            prepare=reference.prepare_share,
+            max_sessions=reference.MAX_SESSIONS,
+        )
+    elif args.compare_acp_cmd is not None or args.compare_wire_cmd is not None:
         other = Impl(
             args.compare_label,
             shlex.split(args.compare_acp_cmd or ""),
@@ -119,15 +147,33 @@ async def run(args: argparse.Namespace) -> tuple[Collector, Collector | None, di
         "compare_acp_cmd": args.compare_acp_cmd,
         "compare_wire_cmd": args.compare_wire_cmd,
         "compare_label": args.compare_label if other else None,
+        "netns": bool(os.environ.get(reference.NETNS_MARK)),
     }
     return ours_col, other_col, settings
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     if not sys.platform.startswith("linux"):
         print("bench: Linux only (RSS and CPU time come from /proc)", file=sys.stderr)
         return 2
+    if args.compare_ref:
+        try:
+            args.ref_kimi = reference.locate(args.ref_venv)
+        except reference.ReferenceMissing as exc:
+            print(f"bench: {exc}", file=sys.stderr)
+            return 2
+        if args.compare_label == "other":
+            args.compare_label = f"kimi-cli {reference.VERSION}"
+        args.compare_acp_cmd = f"{args.ref_kimi} acp"
+        args.compare_wire_cmd = f"{args.ref_kimi} --wire"
+        if not args.no_netns:
+            status = reference.reexec_in_netns(argv)
+            if status is not None:
+                return status
+            if not os.environ.get(reference.NETNS_MARK):
+                log("no private network namespace here (needs root and unshare): running without one")
     atexit.register(rpc.kill_all)
     info = machine_info()
     started = time.perf_counter()

@@ -24,12 +24,21 @@ GRACE = 0.05  # after a response, how long to keep listening for updates that ar
 
 
 async def spawn(
-    cmd: list[str], share: Share, cwd: Path | None = None, extra: list[str] | None = None
+    cmd: list[str],
+    share: Share,
+    cwd: Path | None = None,
+    extra: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    string_ids: bool = False,
 ) -> RpcProcess:
     label = shlex.join(cmd)
     label = label if len(label) <= 70 else label[:69] + "…"
     return await RpcProcess.spawn(
-        [*cmd, *(extra or [])], env=share.env(), cwd=str(cwd or share.work_dir), label=label
+        [*cmd, *(extra or [])],
+        env=share.env(env),
+        cwd=str(cwd or share.work_dir),
+        label=label,
+        string_ids=string_ids,
     )
 
 

@@ -47,11 +47,19 @@ class Share:
 
     dir: Path
     work_dir: Path
+    scripts: Path | None = None
 
-    def env(self) -> dict[str, str]:
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(_OVERRIDES)}
+        # as installed: with a bytecode cache (a dev shell's PYTHONDONTWRITEBYTECODE would make
+        # every start compile each module changed since its .pyc was written)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["KIMI_SHARE_DIR"] = str(self.dir)
         env["PYTHONUNBUFFERED"] = "1"
+        if self.scripts is not None:
+            # Kimi Code CLI reads the scripts from its own environment, ours from the provider's `env`
+            env["KIMI_SCRIPTED_ECHO_SCRIPTS"] = str(self.scripts)
+        env.update(extra or {})
         return env
 
     def new_work_dir(self, label: str) -> Path:
@@ -65,10 +73,19 @@ def _toml_str(value: str) -> str:
 
 
 def make_share(
-    workspace: Workspace, label: str, model: str, *, scripts: Sequence[str] = (), port: int | None = None
+    workspace: Workspace,
+    label: str,
+    model: str,
+    *,
+    scripts: Sequence[str] = (),
+    port: int | None = None,
+    features: bool = False,
 ) -> Share:
     """A share dir whose default model is `scripted` (`_scripted_echo` playing `scripts`) or
-    `loopback` (`openai_legacy` at the fake model on `port`)."""
+    `loopback` (`openai_legacy` at the fake model on `port`).
+
+    `features`: also what a user with MCP, skills and web tools set up has, none of it used by
+    the session measured: skills in `skills/`, an `mcp.json` without servers, `[services.*]`."""
     base = workspace.new_dir(label)
     share_dir = base / "share"
     work_dir = base / "work"
@@ -76,7 +93,8 @@ def make_share(
     work_dir.mkdir()
     scripts_file = base / "scripts.json"
     scripts_file.write_text(json.dumps(list(scripts)), encoding="utf-8")
-    lines = [f"default_model = {_toml_str(model)}", ""]
+    # telemetry off: Kimi Code CLI would otherwise send events (we have none; the key is ignored)
+    lines = [f"default_model = {_toml_str(model)}", "telemetry = false", ""]
     lines += [
         "[models.scripted]",
         'provider = "scripted_provider"',
@@ -103,8 +121,31 @@ def make_share(
             'api_key = "sk-bench"',
             "",
         ]
+    if features:
+        lines += _features(share_dir)
     (share_dir / "config.toml").write_text("\n".join(lines), encoding="utf-8")
-    return Share(share_dir, work_dir)
+    return Share(share_dir, work_dir, scripts_file)
+
+
+FEATURE_SKILLS = 8
+
+
+def _features(share_dir: Path) -> list[str]:
+    """Skills, an empty `mcp.json` and web services: installed, configured, not used."""
+    for i in range(FEATURE_SKILLS):
+        skill = share_dir / "skills" / f"bench-skill-{i}"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text(
+            f"---\nname: bench-skill-{i}\ndescription: Benchmark skill {i}, never used.\n---\n\n"
+            + "Do the thing carefully.\n" * 20,
+            encoding="utf-8",
+        )
+    (share_dir / "mcp.json").write_text(json.dumps({"mcpServers": {}}), encoding="utf-8")
+    lines = []
+    for name in ("moonshot_search", "moonshot_fetch"):
+        # port 9 (discard) on loopback: never contacted by the measured sessions
+        lines += [f"[services.{name}]", 'base_url = "http://127.0.0.1:9/v1"', 'api_key = "sk-unused"', ""]
+    return lines
 
 
 def text_script(texts: Sequence[str]) -> str:
@@ -308,8 +349,22 @@ def build_history(
         "work_dir": str(canonical),
     }
     (directory / "state.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
+    _remember_work_dir(share_dir, canonical, session_id)
     size = (directory / "wire.jsonl").stat().st_size + (directory / "context.jsonl").stat().st_size
     return History(session_id, canonical, turns, len(tool_set), len(wire) - 1, size)
+
+
+def _remember_work_dir(share_dir: Path, work_dir: Path, session_id: str) -> None:
+    """`kimi.json`: Kimi Code CLI finds a session's bucket only through this list of work dirs."""
+    path = share_dir / "kimi.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {"work_dirs": []}
+    entries = [e for e in data.get("work_dirs", []) if e.get("path") != str(work_dir)]
+    entries.append({"path": str(work_dir), "kaos": "local", "last_session_id": session_id})
+    data["work_dirs"] = entries
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
 def copy_history(share_dir: Path, history: History) -> History:

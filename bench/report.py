@@ -47,15 +47,15 @@ class Row:
         return f"MISS +{over:.0f}%"
 
     def ratio(self) -> float | None:
-        """Ours / theirs, on medians (below 1 means ours is smaller: faster, leaner)."""
+        """Theirs / ours, on medians: how many times faster (leaner) ours is; above 1 is better."""
         if self.compare is None or not self.samples or not self.compare.samples:
             return None
         if self.errors or self.compare.errors:
             return None  # a failed row's numbers are not comparable
-        theirs = self.compare.median
-        if theirs == 0:
+        ours = self.median
+        if ours <= 0 or self.compare.median <= 0:
             return None
-        return self.median / theirs
+        return self.compare.median / ours
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -145,7 +145,7 @@ def _target_text(row: Row) -> str:
 def render_table(rows: list[Row], compare_label: str | None = None) -> str:
     headers = ["measure", "metric", "unit", "target", "min", "median", "max", "status"]
     if compare_label is not None:
-        headers += [f"{compare_label} median", "ratio"]
+        headers += [f"{compare_label} median", "ratio"]  # ratio: theirs / ours
     table: list[list[str]] = []
     for row in rows:
         stats = summary(row.samples)
@@ -211,6 +211,64 @@ def render_notes(rows: list[Row], compare_label: str | None = None) -> str:
     return "\n".join(lines + notes)
 
 
+# The user-felt rows of issue #13: (row key, label, goal on our median, goal on the ratio).
+GOALS: list[tuple[str, str, float, float | None]] = [
+    ("start.acp.ready", "spawn → first session/new answered (ACP)", 250, 10),
+    ("history.wire.cold", "spawn → Wire replay of 565 events finished", 100, None),
+    ("history.wire.replay", "  Wire replay itself", 25, None),
+    ("history.acp.cold", "cold ACP session/load of 100 turns (spawn → loaded)", 300, 10),
+    ("stream.acp.loopback.burst", "2,000-chunk stream prompt → response, ACP", 60, 12),
+    ("stream.wire.loopback.burst", "2,000-chunk stream prompt → response, Wire", 60, 12),
+    ("stream.acp.loopback.per_chunk", "server CPU per streamed chunk, ACP (µs)", 25, None),
+    ("stream.wire.loopback.per_chunk", "server CPU per streamed chunk, Wire (µs)", 25, None),
+    ("stream.acp.paced.p99", "paced stream (1 chunk / 2 ms) p99, ACP", 1, None),
+    ("stream.wire.paced.p99", "paced stream (1 chunk / 2 ms) p99, Wire", 1, None),
+    ("sessions.rss_init", "RSS after initialize (MiB)", 40, None),
+    ("sessions.rss_20", "RSS after 20 sessions (MiB)", 45, None),
+    ("start.acp.features_delta", "start-up with MCP/skills/web unused, ACP: Δ", 5, None),
+    ("start.wire.features_delta", "start-up with MCP/skills/web unused, Wire: Δ", 5, None),
+]
+
+
+def render_goals(rows: list[Row], compare_label: str | None = None) -> str:
+    """The issue's table: our median against its goal, and the ratio to the reference's."""
+    by_key = {r.key: r for r in rows}
+    headers = ["issue #13 goal", "ours", "goal", "status"]
+    if compare_label:
+        headers += [compare_label, "ratio", "ratio goal"]
+    table: list[list[str]] = []
+    for key, label, goal, ratio_goal in GOALS:
+        row = by_key.get(key)
+        if row is None or row.na is not None:
+            continue
+        ok = bool(row.samples) and not row.errors and row.median <= goal
+        cells = [
+            label,
+            _fmt(row.median, row.digits) if row.samples else "-",
+            f"≤{goal:g}",
+            ("ok" if ok else "MISS") if row.samples and not row.errors else "FAILED",
+        ]
+        if compare_label:
+            other = row.compare
+            cells.append(_fmt(other.median, row.digits) if other is not None and other.samples else "n/a")
+            ratio = row.ratio() if not key.endswith("delta") else None
+            cells.append(f"×{ratio:.1f}" if ratio is not None else "-")
+            if ratio_goal is None:
+                cells.append("")
+            else:
+                met = ratio is not None and ratio >= ratio_goal
+                cells.append(f"≥×{ratio_goal:g} {'ok' if met else 'MISS'}")
+        table.append(cells)
+    if not table:
+        return ""
+    widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    for cells in table:
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))))
+    return "\n".join(lines)
+
+
 def render(
     info: dict[str, Any], settings: dict[str, Any], rows: list[Row], compare_label: str | None = None
 ) -> str:
@@ -219,14 +277,19 @@ def render(
         f"runs:    {settings['runs']}{' (quick)' if settings.get('quick') else ''}; "
         f"sizes: {settings['sizes_text']}"
     )
+    if settings.get("netns"):
+        parts.append("network: a private network namespace, loopback only (--compare-ref)")
     parts.append(f"acp:     {settings['acp_cmd']}")
     parts.append(f"wire:    {settings['wire_cmd']}")
     if compare_label:
         parts.append(
             f"compare: acp {settings.get('compare_acp_cmd')}; wire {settings.get('compare_wire_cmd')} "
-            "(ratio = ours / theirs, medians)"
+            "(ratio = theirs / ours on medians: ×10 = ours 10 times faster or leaner)"
         )
     parts += ["", render_table(rows, compare_label)]
+    goals = render_goals(rows, compare_label)
+    if goals:
+        parts += ["", goals]
     notes = render_notes(rows, compare_label)
     if notes:
         parts += ["", notes]

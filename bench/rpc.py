@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +26,11 @@ _LIVE: set[RpcProcess] = set()  # every agent not closed yet, for `kill_all` at 
 ANOMALIES: dict[str, int] = {}  # misbehaviour seen when closing agents, with how often
 
 
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def _anomaly(text: str) -> None:
+    text = _UUID.sub("<id>", text)  # the same message about another session counts as the same
     ANOMALIES[text] = ANOMALIES.get(text, 0) + 1
 
 
@@ -97,15 +102,21 @@ class RpcProcess:
     """One agent subprocess. Use `spawn`, then `request` / `call`, and always `close`."""
 
     def __init__(
-        self, proc: asyncio.subprocess.Process, started: float, handler: Handler | None, label: str = "agent"
+        self,
+        proc: asyncio.subprocess.Process,
+        started: float,
+        handler: Handler | None,
+        label: str = "agent",
+        string_ids: bool = False,
     ) -> None:
         self.proc = proc
+        self.string_ids = string_ids  # Wire's spec makes request ids strings (Kimi's server insists)
         self.argv_text = label
         self.started = started  # perf_counter() just before the process was created
         self.handler = handler or answer_agent_request
         self.notifications: list[tuple[float, dict[str, Any]]] = []
         self.bad_lines = 0  # stdout lines that are not JSON objects (a protocol violation)
-        self._pending: dict[int, tuple[asyncio.Future[Reply], float]] = {}
+        self._pending: dict[int | str, tuple[asyncio.Future[Reply], float]] = {}
         self._next_id = 0
         self._stderr = bytearray()
         self._gone: str | None = None
@@ -121,6 +132,7 @@ class RpcProcess:
         cwd: str | None = None,
         handler: Handler | None = None,
         label: str | None = None,
+        string_ids: bool = False,
     ) -> RpcProcess:
         started = time.perf_counter()
         proc = await asyncio.create_subprocess_exec(
@@ -132,7 +144,7 @@ class RpcProcess:
             cwd=cwd,
             start_new_session=True,  # its own process group: `close` can kill children too
         )
-        return cls(proc, started, handler, label or " ".join(argv))
+        return cls(proc, started, handler, label or " ".join(argv), string_ids)
 
     @property
     def pid(self) -> int:
@@ -157,10 +169,10 @@ class RpcProcess:
         stdin.write(data)
         return sent
 
-    def send_request(self, method: str, params: Any = None) -> tuple[int, asyncio.Future[Reply]]:
+    def send_request(self, method: str, params: Any = None) -> tuple[int | str, asyncio.Future[Reply]]:
         """Write a request now; returns its id and a future of its Reply (await it with a timeout)."""
         self._next_id += 1
-        request_id = self._next_id
+        request_id: int | str = str(self._next_id) if self.string_ids else self._next_id
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
@@ -253,7 +265,7 @@ class RpcProcess:
         method = message.get("method")
         if method is None:
             key = message.get("id")
-            entry = self._pending.pop(key, None) if isinstance(key, int) else None
+            entry = self._pending.pop(key, None) if isinstance(key, (int, str)) else None
             if entry is None:
                 return
             future, sent = entry

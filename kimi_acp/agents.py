@@ -22,7 +22,8 @@ other unknown name is an error. A tool that is not selected is simply absent: a 
 A prompt file is a template: `${KIMI_NOW}`, `${KIMI_WORK_DIR}`, `${KIMI_WORK_DIR_LS}`,
 `${KIMI_AGENTS_MD}`, `${KIMI_SKILLS}`, `${KIMI_ADDITIONAL_DIRS_INFO}` and the agent's own
 `system_prompt_args` are replaced; any other `$name` is left as written (Kimi would fail on it).
-Subagents are read and checked; they are used once the Agent tool exists.
+`subagents` are the types the Agent tool offers (kimi_acp/subagents/); without any, Kimi's
+built-in coder, explore and plan.
 """
 
 from __future__ import annotations
@@ -48,8 +49,7 @@ SUPPORTED_VERSIONS = ("1",)
 # Tools of Kimi Code CLI's agents that this package does not have (yet): skipped, not an error.
 REFERENCE_ONLY_TOOLS = frozenset(
     {
-        "Agent", "Task", "CreateSubagent", "ReadMediaFile", "TaskList", "TaskOutput", "TaskStop",
-        "SearchWeb", "FetchURL", "Think", "SendDMail", "ArchiveSearch",
+        "Task", "CreateSubagent", "SearchWeb", "Think", "SendDMail", "ArchiveSearch",
     }
 )  # fmt: skip
 _KEYS = ("extend", "name", "system_prompt_path", "system_prompt_args", "tools", "exclude_tools", "subagents")

@@ -15,11 +15,18 @@ questions are dismissed.
 ...     return [type(e).__name__ async for e in agent.arun_events("text: hi")]
 >>> asyncio.run(kinds())
 ['TurnBegin', 'StepBegin', 'TextPart', 'StatusUpdate', 'TurnEnd']
->>> async def lines():
-...     return [line async for line in agent.arun_wire("text: hi")]
->>> first = json.loads(asyncio.run(lines())[0])
+>>> async def lines(form):
+...     return [line async for line in agent.arun_wire("text: hi", form=form)]
+>>> [json.loads(line)["method"] for line in asyncio.run(lines("simple"))]
+['RunBegin', 'TurnBegin', 'TextDelta', 'StepEnd', 'TurnEnd', 'RunEnd']
+>>> first = json.loads(asyncio.run(lines("kimi"))[0])
 >>> first["method"], first["params"]["type"]
 ('event', 'TurnBegin')
+
+Two line forms (docs/web.md says which to use when): the simple stream of the NDJSON note
+(`encode_event_line`, one notification per event, for browsers and mobile apps) is the default
+of `arun_wire`; `form="kimi"` gives Kimi Wire's `event`/`request` lines, exactly what `kimi --wire`
+writes (`encode_wire_line` / `decode_wire_line`).
 """
 
 from __future__ import annotations
@@ -30,10 +37,11 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Literal, Union, overload
 
 from .config import Config, LoadedConfig, load_config
 from .core.agent import INTERNAL_SIGNALS, AgentCore
+from .simple_stream import SimpleEvent, SimpleStream, encode_event_line
 from .wire import jsonrpc as rpc
 from .wire.serde import WireDecodeError, from_envelope, to_envelope
 from .wire.types import (
@@ -59,6 +67,7 @@ QuestionAnswers = dict[str, Union[str, list[str]]]
 QuestionHandler = Callable[[QuestionRequest], Union[QuestionAnswers, Awaitable[QuestionAnswers]]]
 
 _END = object()
+StreamForm = Literal["simple", "kimi"]
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +119,9 @@ class Agent:
             from .hooks import attach as attach_hooks
 
             attach_hooks(self._core)  # the config's [[hooks]]
+            from .subagents import attach as attach_subagents
+
+            attach_subagents(self._core)  # the Agent tool
         return self._core
 
     async def arun(self, user_input: UserInput) -> str:
@@ -122,11 +134,29 @@ class Agent:
                 final.append(message.text)
         return "".join(final)
 
-    async def arun_events(self, user_input: UserInput) -> AsyncIterator[WireMessage]:
-        """Run one turn, yielding every Wire message in order (streamed chunks unmerged).
+    @overload
+    def arun_events(self, user_input: UserInput, *, form: Literal["kimi"] = ...) -> AsyncIterator[WireMessage]: ...
 
-        Errors of the turn (no model configured, provider failure) are raised after TurnEnd.
+    @overload
+    def arun_events(self, user_input: UserInput, *, form: Literal["simple"]) -> AsyncIterator[SimpleEvent]: ...
+
+    async def arun_events(self, user_input: UserInput, *, form: StreamForm = "kimi") -> AsyncIterator[Any]:
+        """Run one turn, yielding every Wire message in order (streamed chunks unmerged), or with
+        `form="simple"` the simple stream's events (RunBegin … RunEnd) mapped from them.
+
+        Errors of the turn (no model configured, provider failure) are raised after TurnEnd (RunEnd).
         """
+        _check_form(form)
+        if form == "simple":
+            mapper = SimpleStream()
+            async for message in self._wire_messages(user_input):
+                for event in mapper.feed(message):
+                    yield event
+            return
+        async for message in self._wire_messages(user_input):
+            yield message
+
+    async def _wire_messages(self, user_input: UserInput) -> AsyncIterator[WireMessage]:
         core = self.core
         queue: asyncio.Queue[Any] = asyncio.Queue()
         unsubscribe = core.stream.subscribe(queue.put_nowait)
@@ -158,10 +188,19 @@ class Agent:
             for task in answering:
                 task.cancel()
 
-    async def arun_wire(self, user_input: UserInput) -> AsyncIterator[str]:
-        """Like `arun_events`, each message as an NDJSON line (a JSON-RPC 2.0 `event`, as `kimi --wire`)."""
-        async for message in self.arun_events(user_input):
-            yield encode_event_line(message)
+    async def arun_wire(self, user_input: UserInput, *, form: StreamForm = "simple") -> AsyncIterator[str]:
+        """`arun_events(user_input, form=form)` serialized: one NDJSON line (ending in `\\n`) per event.
+
+        `form="simple"` (default): the simple stream's notifications (`encode_event_line`), for web
+        and mobile clients. `form="kimi"`: Kimi Wire's `event`/`request` lines, as `kimi --wire`.
+        """
+        _check_form(form)
+        if form == "simple":
+            async for event in self.arun_events(user_input, form="simple"):
+                yield encode_event_line(event)
+        else:
+            async for message in self.arun_events(user_input, form="kimi"):
+                yield encode_wire_line(message)
 
     def steer(self, user_input: UserInput) -> None:
         """Add input to the running turn; the model sees it after the current step."""
@@ -199,8 +238,8 @@ class Agent:
                 request.resolve(None)
 
 
-def encode_event_line(message: WireMessage) -> str:
-    """One message as an NDJSON line: `event` notification, or `request` (with id) for requests."""
+def encode_wire_line(message: WireMessage) -> str:
+    """One Wire message as a Kimi Wire NDJSON line: `event` notification, or `request` (with id)."""
     envelope = to_envelope(message)
     if isinstance(message, Request):
         data = rpc.request_message(message.id, "request", envelope)
@@ -209,8 +248,8 @@ def encode_event_line(message: WireMessage) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def decode_event_line(line: str | bytes) -> WireMessage:
-    """Inverse of `encode_event_line`; raises ValueError with a one-line reason on bad input."""
+def decode_wire_line(line: str | bytes) -> WireMessage:
+    """Inverse of `encode_wire_line`; raises ValueError with a one-line reason on bad input."""
     try:
         data = json.loads(line)
     except ValueError as exc:
@@ -221,6 +260,11 @@ def decode_event_line(line: str | bytes) -> WireMessage:
         return from_envelope(data.get("params"))  # type: ignore[arg-type]
     except WireDecodeError as exc:
         raise ValueError(str(exc)) from None
+
+
+def _check_form(form: str) -> None:
+    if form not in ("simple", "kimi"):
+        raise ValueError(f"form must be 'simple' (the simple event stream) or 'kimi' (Kimi Wire), not {form!r}")
 
 
 def _load(config: Config | dict[str, Any] | str | Path | None) -> LoadedConfig:

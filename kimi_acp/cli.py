@@ -1,4 +1,4 @@
-"""The `kimi` command: `kimi acp`, `kimi --wire`, `kimi login`, `kimi info`, `kimi sessions`.
+"""The `kimi` command: `kimi acp`, `kimi --wire`, `kimi web`, `kimi login`, `kimi info`, `kimi sessions`.
 
 `kimi acp` is what IDEs start, so it bypasses click entirely (click alone costs ~40 ms of import
 time an IDE user would wait for). Everything else goes through the click group below.
@@ -20,8 +20,8 @@ ACP_HELP = (
     "Your editor starts it (see docs/acp.md); started on a terminal it just waits for JSON-RPC "
     "messages (Ctrl-D quits).",
     "First give it a model: run `kimi login` (the same as `kimi acp login`, which is what an IDE's "
-    "\"log in\" button runs in a terminal) to choose a provider, enter an API key and pick a model. "
-    "Or set KIMI_API_KEY in the agent's environment.",
+    "\"log in\" button runs in a terminal) to sign in with your Kimi account, or to choose a provider, "
+    "enter an API key and pick a model. Or set KIMI_API_KEY in the agent's environment.",
     "`kimi-acp` is the same server, for IDEs that take a command without arguments; "
     "`kimi-acp login` logs in.",
 )
@@ -141,9 +141,15 @@ def _click_main() -> None:
             _login()
         _serve_acp()
 
-    @cli.command(help="Set up a provider and model interactively (writes config.toml).")
+    @cli.command(help="Sign in with your Kimi account, or set up an API-key provider and model (writes config.toml).")
     def login() -> None:
         _login()
+
+    @cli.command(help="Sign out of your Kimi account: delete its tokens and its entries in config.toml.")
+    def logout() -> None:
+        from .login import run_logout
+
+        sys.exit(run_logout())
 
     @cli.command(help="Show version, share dir, config file, models and providers (never keys).")
     @click.option("--config-file", type=click.Path(dir_okay=False), help="Config file to describe.")
@@ -160,6 +166,21 @@ def _click_main() -> None:
         from .info import print_sessions
 
         sys.exit(print_sessions(work_dir or str(Path.cwd()), as_json))
+
+    @cli.command(help="Serve the agent to a browser tab on this machine (needs: pip install 'kimi-acp[web]').")
+    @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+    @click.option("--port", default=0, type=click.IntRange(0, 65535), help="Port (default: a free one).")
+    @click.option("-w", "--work-dir", type=click.Path(file_okay=False), help="Work dir (default: cwd).")
+    @click.option("--config-file", type=click.Path(dir_okay=False), help="Config file (TOML, or JSON by suffix).")
+    @click.option("--config", "config_text", help="Config as a JSON or TOML string (overrides the file).")
+    @click.option("-y", "--yolo", is_flag=True, help="Approve every action.")
+    def web(**options: Any) -> None:
+        from . import web as web_ui
+
+        problem = web_ui.missing_extra()
+        if problem:
+            fail(problem, 1)
+        sys.exit(web_ui.serve(**options))
 
     from .mcp.cli import build_mcp_group
 

@@ -34,13 +34,14 @@ class FirstLine:
         self.eof = eof
 
 
-def read_first_line(limit: int, stop: Callable[[], bool] = lambda: False) -> FirstLine | None:
+def read_first_line(limit: int, stop: Callable[[], bool] = lambda: False, data: bytes = b"") -> FirstLine | None:
     """Block until a full line (or EOF) arrived on fd 0, without Python's read-ahead buffering.
 
-    Returns None as soon as `stop()` is true (checked every few ms while stdin is silent), e.g.
-    because start-up failed and the process should exit without waiting for the client.
+    As soon as `stop()` is true (checked every few ms while stdin is silent), e.g. because
+    start-up failed and the process should exit without waiting for the client, it returns None,
+    or what was read so far as `leftover` when that is not nothing. `data` is input already read
+    (the line is looked for there first).
     """
-    data = b""
     while b"\n" not in data:
         try:
             readable, _, _ = select.select([0], [], [], POLL_S)
@@ -50,7 +51,7 @@ def read_first_line(limit: int, stop: Callable[[], bool] = lambda: False) -> Fir
             readable = [0]  # not selectable (odd stdin): just read
         if not readable:
             if stop():
-                return None
+                return FirstLine(b"", data, False) if data else None
             continue
         try:
             chunk = os.read(0, READ_CHUNK)
@@ -121,6 +122,9 @@ class Preloader:
     def failed(self) -> bool:
         return self._done.is_set() and self._error is not None
 
+    def done(self) -> bool:
+        return self._done.is_set()
+
     def result(self) -> Any:
         self._done.wait()
         if self._error is not None:
@@ -128,36 +132,81 @@ class Preloader:
         return self._value
 
 
+def core_warm_ups() -> list[Callable[[], Any]]:
+    """First-use costs of the first turn, as small steps: the tool modules and their JSON Schemas
+    (~10 ms: what the model is sent), then the validators of the models every turn builds.
+
+    Not before the first session: `session/new` needs none of it, and an IDE asks for a session
+    as soon as `initialize` is answered (see `warm_up_in_background`)."""
+
+    def tools() -> None:
+        from .tools import builtin_tools
+
+        for tool in builtin_tools():
+            tool.spec()
+
+    def models() -> None:
+        from .wire.types import StatusUpdate, TextPart, ToolCall, ToolResult, ToolReturnValue, TurnBegin
+
+        TurnBegin(user_input="")
+        TextPart(text="").model_dump(mode="json")
+        ToolCall.model_validate({"id": "", "function": {"name": ""}})
+        ToolResult(tool_call_id="", return_value=ToolReturnValue(is_error=False)).model_dump(mode="json")
+        StatusUpdate().model_dump(mode="json")
+
+    return [tools, models]
+
+
 def warm_up_core() -> None:
-    """First-use costs paid in the preload thread instead of on the first request: the tool
-    modules and their JSON Schemas, and the validators of the models every turn builds."""
-    from .tools import builtin_tools
-    from .wire.types import StatusUpdate, TextPart, ToolCall, ToolResult, ToolReturnValue, TurnBegin
-
-    for tool in builtin_tools():
-        tool.spec()
-    TurnBegin(user_input="")
-    TextPart(text="").model_dump(mode="json")
-    ToolCall.model_validate({"id": "", "function": {"name": ""}})
-    ToolResult(tool_call_id="", return_value=ToolReturnValue(is_error=False)).model_dump(mode="json")
-    StatusUpdate().model_dump(mode="json")
+    """All of `core_warm_ups` at once."""
+    for step in core_warm_ups():
+        step()
 
 
-def warm_up_model_in_background(resolved: Any) -> None:
-    """Import the HTTP stack and build the TLS context in a worker thread once the server is up,
-    when the session's model talks HTTP: the first prompt then skips ~80 ms of one-time work."""
-    if resolved is None or resolved.provider.type not in ("kimi", "openai_legacy", "anthropic"):
-        return
+def _talks_http(resolved: Any) -> bool:
+    return resolved is not None and resolved.provider.type in ("kimi", "openai_legacy", "anthropic")
 
-    def warm() -> None:
+
+def warm_up_in_background(resolved: Any = None, *, model: Callable[[], Any] | None = None) -> None:
+    """Half a second after the server is up: `core_warm_ups`, then, when the session's model
+    talks HTTP, the HTTP stack and its TLS context in a worker thread (the first prompt then
+    skips ~80 ms of one-time work). `model()` gives the resolved model when it is not known yet
+    (reading the config is itself start-up work). Call it from the running event loop.
+
+    The delay keeps it off the first requests: a client's `session/new` or `replay` right after
+    `initialize` does not share the CPU with it. The pydantic steps run on the event loop, one per
+    loop pass, never beside a request building the same models in another thread (lazy pydantic
+    builds are not thread-safe before pydantic 2.14); only the HTTP import runs in a thread.
+    """
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    steps = core_warm_ups()
+
+    def next_step() -> None:
+        try:
+            if steps:
+                steps.pop(0)()
+                loop.call_soon(next_step)
+                return
+            target = resolved if model is None else model()
+        except Exception:  # noqa: BLE001 - a warm-up never breaks the server; the real use reports it
+            return
+        settle_heap()  # what the warm-up loaded is as long-lived as the preload
+        if _talks_http(target):
+            # Not a daemon (see llm/transport.py): exiting while it loads certificates must wait for it.
+            threading.Thread(target=_warm_http, name="kimi-warm-http", daemon=False).start()
+
+    loop.call_later(WARM_DELAY_S, next_step)
+
+
+def _warm_http() -> None:
+    try:
         from .llm import http
 
         http.shared_ssl_context()
-
-    # A moment later: the client's first requests (a new session) should not share the CPU with it.
-    timer = threading.Timer(WARM_DELAY_S, warm)
-    timer.daemon = True
-    timer.start()
+    except Exception:  # noqa: BLE001 - the first request reports what is wrong
+        pass
 
 
 def settle_heap() -> None:
@@ -223,12 +272,15 @@ def start(
     load: Callable[[], Any],
     answer: Callable[[dict[str, Any]], dict[str, Any] | None],
     limit: int,
+    more: Callable[[dict[str, Any]], bytes | None] | None = None,
 ) -> EarlyStart:
     """Preload with `load()` while waiting for the first message; answer it when `answer` can.
 
     `answer(message)` returns the JSON-RPC result for a handshake it recognises, else None (the
     message, and any malformed line, is then left to the server). Returns as soon as the first
-    line is handled, or when the preload failed or a signal arrived before any input.
+    line is handled, or when the preload failed or a signal arrived before any input. With
+    `more`, the messages after an answered handshake are offered to it while the preload runs
+    (Wire's early `replay`): it returns the bytes to write, or None to leave it to the server.
     """
     signals = ShutdownSignals().install()
     preloader = Preloader(load).start()
@@ -244,4 +296,35 @@ def start(
         return EarlyStart(preloader, signals, first.line + first.leftover, None, first.eof)
     response = {"jsonrpc": "2.0", "id": message["id"], "result": result}  # type: ignore[index]
     write_stdout((json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
-    return EarlyStart(preloader, signals, first.leftover, message["params"], first.eof)  # type: ignore[index]
+    unread, eof = first.leftover, first.eof
+    if more is not None and not eof:
+        unread, eof = _serve_more(unread, more, limit, stop=lambda: preloader.done() or signals.requested)
+    return EarlyStart(preloader, signals, unread, message["params"], eof)  # type: ignore[index]
+
+
+def _serve_more(
+    data: bytes,
+    more: Callable[[dict[str, Any]], bytes | None],
+    limit: int,
+    stop: Callable[[], bool],
+) -> tuple[bytes, bool]:
+    """After the handshake, while the preload runs: answer the lines `more` can answer (its output
+    is written as is), in order. Returns at the first line it cannot (left unread, with all that
+    follows) or once `stop()` is true, with the input not handled and whether stdin ended."""
+    while True:
+        first = read_first_line(limit, stop=stop, data=data)
+        if first is None:
+            return data, False
+        if not first.line:
+            return first.leftover, first.eof
+        try:
+            message = json.loads(first.line) if first.line.strip() else None
+        except (ValueError, RecursionError):
+            message = None
+        output = more(message) if isinstance(message, dict) else None
+        if output is None:
+            return first.line + first.leftover, first.eof
+        write_stdout(output)
+        if first.eof:
+            return first.leftover, True
+        data = first.leftover

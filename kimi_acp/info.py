@@ -52,16 +52,22 @@ def print_info(config_file: str | None, as_json: bool) -> int:
         print(f"  {alias}: {m['model']} via {m['provider']}, context {m['max_context_size']}{caps}")
     print("providers:" if info["providers"] else "providers:     (none)")
     for name, p in info["providers"].items():
-        print(f"  {name}: type {p['type']}, base_url {p['base_url'] or '-'}, api key {p['api_key']}")
+        login = f", {p['login']}" if p.get("login") else ""
+        print(f"  {name}: type {p['type']}, base_url {p['base_url'] or '-'}, api key {p['api_key']}{login}")
     return 0
 
 
 def _provider_info(provider: Any) -> dict[str, Any]:
-    return {
+    info = {
         "type": provider.type,
         "base_url": provider.base_url or None,
         "api_key": "set" if provider.api_key.get_secret_value() else "not set",
     }
+    if provider.oauth is not None:  # a Kimi account: its state in words, never a token
+        from .auth.account import login_status
+
+        info["login"] = login_status(provider.oauth).detail
+    return info
 
 
 def print_sessions(work_dir: str, as_json: bool) -> int:

@@ -8,6 +8,12 @@ user's comments, formatting and keys we do not know survive.
 
 The API key is a secret: it is read hidden, never printed, never put in a message, and the
 server's error bodies (which sometimes echo part of the key) are never shown.
+
+The first choice, "Kimi account", signs in with the OAuth device flow instead (kimi_acp/auth):
+the tokens go to `credentials/kimi-code.json` (0600) and the config gets the entries Kimi Code
+CLI's login writes (`[providers."managed:kimi-code"]` with `oauth`, `[models."kimi-code/<id>"]`,
+`[services.moonshot_search|moonshot_fetch]`), so either program can use the login. `kimi logout`
+undoes both.
 """
 
 from __future__ import annotations
@@ -43,11 +49,12 @@ class ProviderKind:
     max_context_size: int
     capabilities: tuple[str, ...] = ()
     key_optional: bool = False  # local servers (Ollama, llama.cpp) take no key
+    account: bool = False  # sign in with a Kimi account (device flow) instead of an API key
 
 
 KINDS: tuple[ProviderKind, ...] = (
     ProviderKind(
-        "Kimi Code subscription", "kimi", "https://api.kimi.com/coding/v1", "kimi-for-coding", 262144,
+        "Kimi Code subscription with an API key", "kimi", "https://api.kimi.com/coding/v1", "kimi-for-coding", 262144,
         capabilities=("thinking",),
     ),
     ProviderKind("Moonshot AI open platform", "kimi", "https://api.moonshot.ai/v1", "kimi-k2-0905-preview", 262144),
@@ -58,6 +65,11 @@ KINDS: tuple[ProviderKind, ...] = (
     ),
     ProviderKind("Anthropic", "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5", 200000),
 )
+# The Kimi account comes first: subscription users are the largest group, and need no key.
+ACCOUNT = ProviderKind(
+    "Kimi account: sign in with your browser (Kimi Code subscription, no API key)", "kimi", "", "", 262144, account=True
+)
+MENU: tuple[ProviderKind, ...] = (ACCOUNT, *KINDS)
 
 
 @dataclass(frozen=True)
@@ -100,13 +112,13 @@ Probe = Callable[[ProviderKind, str, str], ProbeResult]
 
 
 def parse_kind_choice(raw: str) -> ProviderKind:
-    """Menu number 1..4; Enter picks 1 (the subscription most users have)."""
+    """Menu number 1..5; Enter picks 1 (signing in with the Kimi account most users have)."""
     text = raw.strip()
     if not text:
-        return KINDS[0]
-    if text.isdecimal() and 1 <= int(text) <= len(KINDS):
-        return KINDS[int(text) - 1]
-    raise InvalidAnswer(f"Type a number from 1 to {len(KINDS)}.")
+        return MENU[0]
+    if text.isdecimal() and 1 <= int(text) <= len(MENU):
+        return MENU[int(text) - 1]
+    raise InvalidAnswer(f"Type a number from 1 to {len(MENU)}.")
 
 
 def parse_base_url(raw: str, default: str) -> str:
@@ -466,12 +478,19 @@ def _ask_model(console: Console, kind: ProviderKind, listed: Sequence[ModelInfo]
     return console.ask(prompt, lambda s: parse_model_answer(s, default, listed))
 
 
-def run_dialog(console: Console, probe: Probe = probe_provider) -> Answers:
-    """Questions 1-7; raises EOFError / KeyboardInterrupt when the user leaves."""
+def ask_kind(console: Console) -> ProviderKind:
     console.say("Choose a provider:")
-    for number, kind in enumerate(KINDS, 1):
+    for number, kind in enumerate(MENU, 1):
         console.say(f"  {number}. {kind.label}")
-    kind = console.ask("Provider [1]: ", parse_kind_choice)
+    return console.ask("Provider [1]: ", parse_kind_choice)
+
+
+def run_dialog(console: Console, probe: Probe = probe_provider, kind: ProviderKind | None = None) -> Answers:
+    """Questions 1-7 for an API-key provider; raises EOFError / KeyboardInterrupt when the user leaves."""
+    if kind is None:
+        kind = ask_kind(console)
+    if kind.account:
+        raise ValueError("the Kimi account is signed in with sign_in_account, not the key dialog")
     base_url = console.ask(f"Base URL [{kind.base_url}]: ", lambda s: parse_base_url(s, kind.base_url))
     api_key, result = _ask_key(console, kind, base_url, probe)
     model = _ask_model(console, kind, result.models)
@@ -494,8 +513,9 @@ def run_login(
     stdin: TextIO | None = None,
     config_path: Path | None = None,
     probe: Probe = probe_provider,
+    sign_in: SignIn | None = None,
 ) -> int:
-    """`kimi login`; returns the exit code (0 saved, 1 EOF or write failure, 2 bad config, 130 ^C)."""
+    """`kimi login`; returns the exit code (0 saved, 1 EOF, write or sign-in failure, 2 bad config, 130 ^C)."""
     out = out or sys.stdout
     err = err or sys.stderr
     stdin = stdin or sys.stdin
@@ -509,7 +529,10 @@ def run_login(
     try:
         read_existing_config(path)  # fail before the user types a key we could not save
         console.say(f"Set up a model for kimi; the answers are saved in {path}.")
-        answers = run_dialog(console, probe)
+        kind = ask_kind(console)
+        if kind.account:
+            return sign_in_account(console, path, sign_in)
+        answers = run_dialog(console, probe, kind)
         written = save_config(path, answers)
     except ConfigError as exc:
         console.warn(f"kimi: error: {exc}")
@@ -523,4 +546,186 @@ def run_login(
         return EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_FAILED
     console.say(f"Saved {written}: model {answers.alias!r} ({answers.model} at {answers.base_url}) is the default.")
     console.say(NEXT_STEP)
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- Kimi account
+
+
+SignIn = Callable[[Callable[[str], None]], Any]  # the device flow: prints, returns an OAuthToken
+
+
+def edit_config_for_account(text: str | None, models: Sequence[Any], default: Any, thinking: bool) -> str:
+    """The config with Kimi Code CLI's account entries: the managed provider, one model per listed
+    model (replacing the provider's old ones), the default model, and the search/fetch services."""
+    import tomlkit
+
+    from .auth import kimi_code
+
+    doc = tomlkit.parse(DEFAULT_CONFIG_TEXT if text is None else text)
+    base = kimi_code.base_url()
+
+    def oauth_ref() -> Any:
+        ref = tomlkit.inline_table()
+        ref.update({"storage": "file", "key": kimi_code.OAUTH_KEY})
+        return ref
+
+    providers = _table_in(doc, "providers")
+    _upsert(providers, kimi_code.PROVIDER_KEY, {"type": "kimi", "base_url": base, "api_key": "", "oauth": oauth_ref()})
+    models_table = _table_in(doc, "models")
+    for key in [k for k, v in models_table.items() if isinstance(v, Mapping) and v.get("provider") == kimi_code.PROVIDER_KEY]:
+        del models_table[key]
+    for model in models:
+        entry: dict[str, Any] = {"provider": kimi_code.PROVIDER_KEY, "model": model.id, "max_context_size": model.context}
+        if model.capabilities:
+            entry["capabilities"] = list(model.capabilities)
+        if model.display_name:
+            entry["display_name"] = model.display_name
+        _upsert(models_table, kimi_code.model_key(model.id), entry)
+    doc["default_model"] = kimi_code.model_key(default.id)
+    doc["default_thinking"] = thinking
+    services = _table_in(doc, "services")
+    for name, suffix in (("moonshot_search", "search"), ("moonshot_fetch", "fetch")):
+        _upsert(services, name, {"base_url": f"{base}/{suffix}", "api_key": "", "oauth": oauth_ref()})
+    return tomlkit.dumps(doc).rstrip("\n") + "\n"
+
+
+def _write_checked(path: Path, new_text: str, alias: str | None) -> Path:
+    """Check the edited text (it loads; the new default is usable) and replace the file atomically."""
+    from .fsutil import atomic_write_text
+
+    if alias is not None:
+        check_config_text(new_text, alias, path)
+    else:
+        try:
+            load_config(config_text=new_text)
+        except ConfigError as exc:
+            raise ConfigError(f"not writing {path}: {str(exc).replace('--config', 'the edited config')}") from None
+    target = path.resolve() if path.is_symlink() else path
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    atomic_write_text(target, new_text, mode=0o600)
+    return target
+
+
+def sign_in_account(console: Console, path: Path, sign_in: SignIn | None = None) -> int:
+    """Device flow → token saved → models listed with it → config written; the exit code."""
+    from tomlkit.exceptions import TOMLKitError
+
+    from .auth import kimi_code
+    from .auth.device_flow import default_model, list_models
+    from .auth.errors import OAuthError
+    from .config import OAuthRef
+    from .auth.tokens import save_token
+
+    if sign_in is None:
+        from .auth.device_flow import sign_in as device_sign_in
+
+        sign_in = device_sign_in
+    try:
+        token = sign_in(console.say)
+        ref = OAuthRef(storage="file", key=kimi_code.OAUTH_KEY)
+        saved = save_token(ref, token)
+        console.say(f"Signed in. The login is saved in {saved}.")
+        console.say(f"Checking {kimi_code.base_url()}/models ...")
+        models = list_models(token.access_token)
+        if not models:
+            raise OAuthError("the account has no models available")
+        chosen, thinking = default_model(models)
+        text = read_existing_config(path)
+        try:
+            new_text = edit_config_for_account(text, models, chosen, thinking)
+        except (TOMLKitError, ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"cannot edit {path} ({' '.join(str(exc).split())}); edit it by hand") from None
+        written = _write_checked(path, new_text, kimi_code.model_key(chosen.id))
+    except OAuthError as exc:
+        console.warn(f"kimi: error: Kimi account sign-in failed: {exc}")
+        return EXIT_FAILED
+    except ConfigError as exc:
+        console.warn(f"kimi: error: {exc}")
+        return EXIT_CONFIG
+    except OSError as exc:
+        console.warn(f"kimi: error: cannot write the login: {exc.strerror or exc}")
+        return EXIT_FAILED
+    names = ", ".join(m.id for m in models[:MAX_LISTED_MODELS])
+    console.say(f"Models available: {names}")
+    console.say(f"Saved {written}: model {kimi_code.model_key(chosen.id)!r} is the default.")
+    console.say(NEXT_STEP)
+    return EXIT_OK
+
+
+@dataclass(frozen=True)
+class SignOutResult:
+    removed_login: bool
+    config_note: str  # what happened to config.toml, in words ("" when nothing to say)
+
+
+def edit_config_without_account(text: str) -> str | None:
+    """The config without the account's entries; None when there are none."""
+    import tomlkit
+
+    from .auth import kimi_code
+
+    doc = tomlkit.parse(text)
+    changed = False
+    providers = doc.get("providers")
+    if isinstance(providers, Mapping) and kimi_code.PROVIDER_KEY in providers:
+        del providers[kimi_code.PROVIDER_KEY]
+        changed = True
+    models = doc.get("models")
+    removed: set[str] = set()
+    if isinstance(models, Mapping):
+        removed = {k for k, v in models.items() if isinstance(v, Mapping) and v.get("provider") == kimi_code.PROVIDER_KEY}
+        for key in removed:
+            del models[key]
+        changed |= bool(removed)
+    if str(doc.get("default_model", "")) in removed:
+        doc["default_model"] = ""
+    services = doc.get("services")
+    if isinstance(services, Mapping):
+        for name in ("moonshot_search", "moonshot_fetch"):
+            entry = services.get(name)
+            oauth = entry.get("oauth") if isinstance(entry, Mapping) else None
+            if isinstance(oauth, Mapping) and oauth.get("key") == kimi_code.OAUTH_KEY:
+                del services[name]
+                changed = True
+    return tomlkit.dumps(doc) if changed else None
+
+
+def sign_out(path: Path | None = None) -> SignOutResult:
+    """Delete the Kimi account's tokens (file and keyring) and its config entries.
+
+    The service documents no revocation endpoint, so the tokens are forgotten locally; the
+    refresh token then can never be used. A config that does not load is left alone (the
+    tokens are deleted all the same)."""
+    from .auth import kimi_code
+    from .auth.tokens import delete_token
+
+    removed = delete_token(kimi_code.OAUTH_KEY)
+    path = path or default_config_path()
+    note = ""
+    try:
+        text = read_existing_config(path)
+        new_text = edit_config_without_account(text) if text is not None else None
+        if new_text is not None:
+            _write_checked(path, new_text, None)
+            note = f"removed the Kimi account's models from {path}"
+    except ConfigError as exc:
+        note = f"{path} was not changed: {exc}"
+    except Exception as exc:  # noqa: BLE001 - tomlkit errors: the tokens are gone, say what was not done
+        note = f"{path} was not changed ({type(exc).__name__}); remove the managed:kimi-code entries by hand"
+    return SignOutResult(removed, note)
+
+
+def run_logout(*, out: TextIO | None = None, err: TextIO | None = None, config_path: Path | None = None) -> int:
+    """`kimi logout`: 0 whether or not there was a login (the end state is the same)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        result = sign_out(config_path)
+    except OSError as exc:
+        print(f"kimi: error: cannot delete the login: {exc.strerror or exc}", file=err)
+        return EXIT_FAILED
+    print("Signed out of your Kimi account." if result.removed_login else "No Kimi account login was stored.", file=out)
+    if result.config_note:
+        print(result.config_note[0].upper() + result.config_note[1:] + ".", file=out)
     return EXIT_OK

@@ -374,3 +374,12 @@ def select(work_dir: str | Path, session_id: str | None = None, continue_last: b
             raise SessionSelectionError(f"invalid session id {session_id!r}")
         return find(work_dir, session_id) or create(work_dir, session_id)
     return create(work_dir)
+
+
+def child_session(parent: Session, child_id: str) -> Session:
+    """A subagent's session inside its parent's: `<session dir>/subagents/<id>/` (Kimi's layout),
+    with context.jsonl and wire.jsonl of its own. Never listed as a session of the work dir."""
+    validate_session_id(child_id)
+    directory = parent.dir / "subagents" / child_id
+    directory.mkdir(parents=True, exist_ok=True)
+    return Session(child_id, parent.work_dir, directory, _load_state(directory / "state.json"))

@@ -111,7 +111,12 @@ def run_wire(**options: Any) -> int:
     from . import early
 
     early.hint_if_terminal(TERMINAL_HINT)  # on a terminal it would otherwise look hung; stderr only
-    started = early.start(lambda: _prepare(**options), lambda m: _early_initialize(m, options), STDIN_LIMIT)
+    started = early.start(
+        lambda: _prepare(**options),
+        lambda m: _early_initialize(m, options),
+        STDIN_LIMIT,
+        more=lambda m: _early_replay(m, options),
+    )
     try:
         prepared: _Prepared = started.preloader.result()
     except StartupError as exc:
@@ -142,6 +147,14 @@ def _early_initialize(message: dict[str, Any], options: dict[str, Any] | None = 
     from .wire.protocol import initialize_result
 
     return initialize_result(commands)
+
+
+def _early_replay(message: dict[str, Any], options: dict[str, Any]) -> bytes | None:
+    """A `replay` right after the early `initialize`, served from the session file (see
+    `wire/early_replay.py`); None leaves it to the server."""
+    from .wire.early_replay import answer
+
+    return answer(message, options)
 
 
 def _early_commands(options: dict[str, Any]) -> list[Any] | None:
@@ -292,11 +305,9 @@ def _prepare(
     setup_logging("wire")
     from .core.agent import AgentCore
     from .kaos.local import LocalKaos
-    from .early import warm_up_core
     from .skills import provider_for
     from .wire_server import WireServer
 
-    warm_up_core()
     core = AgentCore(
         session=session,
         loaded_config=loaded,
@@ -309,6 +320,9 @@ def _prepare(
         commands=[provider_for(directory, loaded.config, skill_dirs)],
         extra_dirs=extra_dirs,
     )
+    from .subagents import attach as attach_subagents
+
+    attach_subagents(core, agent.spec if agent else None)  # the Agent tool
     core.approvals.runtime_yolo = yolo or loaded.config.default_yolo
     core.approvals.runtime_afk = afk
     if plan and not core.plan_mode:
@@ -356,9 +370,11 @@ async def _serve(prepared: _Prepared, started: Any) -> int:
     reader, writer = await open_stdio(STDIN_LIMIT, prefix=started.unread)
     server = prepared.server_class(prepared.core, reader, writer, early_initialize=started.handshake)
     install_shutdown_signals(server.request_stop, already_requested=started.signals.requested)
-    from .early import warm_up_model_in_background
+    from .early import warm_up_in_background
 
-    warm_up_model_in_background(prepared.core.resolved_model())
+    # the tool schemas and per-turn validators (and the HTTP stack) once the server is up: a
+    # first prompt builds what it needs itself, a first `replay` or other request never waits
+    warm_up_in_background(prepared.core.resolved_model())
     for service in prepared.core.services:
         start = getattr(service, "start", None)
         if start is not None:

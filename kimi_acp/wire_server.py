@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .core.agent import INTERNAL_SIGNALS, AgentCore
 from .core.errors import AgentError, LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
 from .hooks import attach as attach_hooks
+from .auth.errors import SignInRequired
 from .llm.errors import ChatProviderError
 from .stdio import StdoutWriter, stdin_is_regular_file
 from .tools.plan import PlanQuestion, set_plan_mode_support
@@ -291,6 +292,8 @@ class WireServer:
             raise rpc.JsonRpcError(rpc.LLM_NOT_SET, str(exc)) from None
         except LLMNotSupported as exc:
             raise rpc.JsonRpcError(rpc.LLM_NOT_SUPPORTED, str(exc)) from None
+        except SignInRequired as exc:  # a Kimi account whose login is gone, expired or revoked
+            raise rpc.JsonRpcError(rpc.AUTH_EXPIRED, str(exc)) from None
         except ChatProviderError as exc:
             raise rpc.JsonRpcError(rpc.CHAT_PROVIDER_ERROR, str(exc) or type(exc).__name__) from None
         except AgentError as exc:

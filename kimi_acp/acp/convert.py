@@ -6,11 +6,13 @@ import json
 import os.path
 import re
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ..tools.shell import HIDE_OUTPUT_TYPE, RUN_ACTION
+from ..tools.shell import HIDE_OUTPUT_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
 from ..tools.write import EDIT_ACTION, EDIT_OUTSIDE_ACTION
 from ..wire.types import (
+    BackgroundTaskDisplayBlock,
     ContentPart,
     DiffDisplayBlock,
     ImageURLPart,
@@ -35,6 +37,7 @@ KINDS = {
     "WriteFile": "edit",
     "StrReplaceFile": "edit",
     "SetTodoList": "think",
+    "Agent": "think",  # as claude-agent-acp shows its Task tool
     "FetchURL": "fetch",
     "SearchWeb": "fetch",
     "EnterPlanMode": "switch_mode",
@@ -50,6 +53,7 @@ KEY_ARGUMENT = {
     "Grep": "pattern",
     "FetchURL": "url",
     "SearchWeb": "query",
+    "Agent": "description",
 }
 PATH_ARGUMENTS = {"ReadFile": "path", "ReadMediaFile": "path", "WriteFile": "path", "StrReplaceFile": "path", "Glob": "directory", "Grep": "path"}
 PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
@@ -57,17 +61,18 @@ PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "comp
 # other tool (Shell, WriteFile, StrReplaceFile, any tool added later) stays `pending` until it is
 # approved, so a card never says "running" while the user is still being asked.
 RUNS_WITHOUT_APPROVAL = frozenset(
-    {"ReadFile", "ReadMediaFile", "Glob", "Grep", "FetchURL", "SearchWeb", "SetTodoList", "AskUserQuestion",
+    {"Agent", "ReadFile", "ReadMediaFile", "Glob", "Grep", "FetchURL", "SearchWeb", "SetTodoList", "AskUserQuestion",
      "EnterPlanMode", "ExitPlanMode", "TaskList", "TaskOutput"}
 )
-# The approval actions each asking tool may use (tools/shell.py, tools/write.py, tools/replace.py).
+# The approval actions each asking tool may use (tools/shell.py, tools/write.py, tools/replace.py);
+# a background Shell asks RUN_BACKGROUND_ACTION instead (see `approval_actions`).
 APPROVAL_ACTIONS = {
-    "Shell": frozenset({RUN_ACTION}),
+    "Shell": frozenset({RUN_ACTION, RUN_BACKGROUND_ACTION}),
     "TaskStop": frozenset({"stop background task"}),  # tools/tasks.py STOP_ACTION
     "WriteFile": frozenset({EDIT_ACTION, EDIT_OUTSIDE_ACTION}),
     "StrReplaceFile": frozenset({EDIT_ACTION, EDIT_OUTSIDE_ACTION}),
 }
-VERBATIM_OUTPUT = frozenset({"Shell", "ReadFile"})
+VERBATIM_OUTPUT = frozenset({"Shell", "ReadFile", "TaskOutput"})
 # Tools whose output is written for the model (the plan tools: instructions, the approved plan in
 # full): their card shows the short message instead; the plan itself is shown as a message.
 MESSAGE_ONLY_OUTPUT = frozenset({"EnterPlanMode", "ExitPlanMode"})
@@ -162,15 +167,33 @@ class ApprovalState(Protocol):
     def session_actions(self) -> frozenset[str]: ...
 
 
-def runs_unasked(name: str, approvals: ApprovalState | None) -> bool:
-    """True when the call surely starts without a permission request; False when it may ask."""
+def approval_actions(name: str, arguments: dict[str, Any] | None = None) -> frozenset[str] | None:
+    """The actions this call may ask approval for; None for a tool we know nothing of.
+
+    A Shell call asks "run command" in the foreground and "run background command" with
+    `run_in_background`; arguments that do not say clearly (absent, not a bool) may be either."""
+    actions = APPROVAL_ACTIONS.get(name)
+    if name == "Shell" and arguments is not None:
+        background = arguments.get("run_in_background", False)
+        if background is False or background is None:
+            return frozenset({RUN_ACTION})
+        if background is True:
+            return frozenset({RUN_BACKGROUND_ACTION})
+    return actions
+
+
+def runs_unasked(name: str, approvals: ApprovalState | None, arguments: dict[str, Any] | None = None) -> bool:
+    """True when the call surely starts without a permission request; False when it may ask.
+
+    `arguments` (the call's, parsed) narrow what a tool may ask: without them a Shell call is
+    taken as maybe foreground, maybe background."""
     if name in RUNS_WITHOUT_APPROVAL:
         return True
     if approvals is None:
         return False
     if approvals.yolo or getattr(approvals, "afk", False):  # afk approves everything too
         return True
-    actions = APPROVAL_ACTIONS.get(name)
+    actions = approval_actions(name, arguments)
     # An edit's action depends on where the path is; only when every action it may use is
     # approved for the session is it sure not to ask.
     return actions is not None and actions <= approvals.session_actions
@@ -194,11 +217,17 @@ def display_path(path: str, cwd: Path) -> str:
     return path
 
 
-def tool_title(name: str, arguments: str, cwd: Path) -> str:
+def tool_title(name: str, arguments: str | Mapping[str, Any], cwd: Path) -> str:
+    """"Name: key argument"; `arguments` is the (maybe incomplete) JSON text, or what of it was
+    read so far (`acp.arguments.StreamingArguments.partial`)."""
     key = KEY_ARGUMENT.get(name)
     if key is None:
         return name
-    value = partial_argument(arguments, key)
+    if isinstance(arguments, str):
+        value = partial_argument(arguments, key)
+    else:
+        found = arguments.get(key)
+        value = found if isinstance(found, str) else None
     if not value:
         return name
     if key in ("path", "directory"):
@@ -275,6 +304,18 @@ def result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: b
         return None
     if tool_name in MESSAGE_ONLY_OUTPUT and result.message:
         return [text_content(result.message)]
+    tasks = [b for b in result.display if isinstance(b, BackgroundTaskDisplayBlock)]
+    if tasks and not result.is_error:
+        # A started, listed or stopped task: its state says it all (the output is for the model).
+        # TaskOutput shows the state, then what the model read (the log's tail) below it.
+        state = [text_content(task_lines(tasks))]
+        if tool_name != "TaskOutput":
+            return state
+        return state + _result_content(tool_name, result, terminal_shown=terminal_shown)
+    return _result_content(tool_name, result, terminal_shown=terminal_shown)
+
+
+def _result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: bool) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = []
     for block in result.display:
         if isinstance(block, DiffDisplayBlock):
@@ -307,6 +348,13 @@ def result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: b
     if result.message and (result.is_error or not content or tool_name == "ReadFile"):
         content.append(text_content(result.message))
     return content
+
+
+def task_lines(blocks: list[BackgroundTaskDisplayBlock]) -> str:
+    """Background tasks as a user reads them: one line each, description first."""
+    return "\n".join(
+        f"- {b.description or b.task_id} (`{b.task_id}`, {b.kind}): **{b.status}**" for b in blocks
+    )
 
 
 def session_capability(client_capabilities: dict[str, Any] | None, name: str) -> bool:

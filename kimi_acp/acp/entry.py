@@ -40,14 +40,13 @@ def run() -> int:
     return asyncio.run(_serve(server_module, started))
 
 
-def _warm_up_default_model() -> None:
+def _default_model() -> Any:
     from ..config import ConfigError, load_config, resolve_model
-    from ..early import warm_up_model_in_background
 
     try:
-        warm_up_model_in_background(resolve_model(load_config().config))
+        return resolve_model(load_config().config)
     except (ConfigError, OSError):
-        pass  # reported to the client when it opens a session
+        return None  # reported to the client when it opens a session
 
 
 def _early_initialize(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -72,11 +71,9 @@ def _load_server_stack() -> Any:
     from .sdk_import import import_sdk
 
     import_sdk()
-    from ..early import warm_up_core
     from . import server
 
-    warm_up_core()
-    return server
+    return server  # the tool schemas and per-turn validators are warmed after the first session
 
 
 async def _serve(server_module: Any, started: Any) -> int:
@@ -92,7 +89,9 @@ async def _serve(server_module: Any, started: Any) -> int:
     agent = server_module.AcpServer(transport, initialize_params=started.handshake)
     connection = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
     install_guard(connection, agent)
-    _warm_up_default_model()
+    from ..early import warm_up_in_background
+
+    warm_up_in_background(model=_default_model)
     try:
         await connection.listen()
     finally:

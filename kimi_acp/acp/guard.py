@@ -2,7 +2,7 @@
 
 The SDK (0.12.1) validates params leniently (an `initialize` whose `protocolVersion` is an object
 becomes version 1, invalid `mcpServers` entries are dropped), answers a pydantic error with a bare
-"Invalid params", has no route for `session/delete`, and lets a `CancelledError` escape its request
+"Invalid params", has no route for `session/delete` or `logout`, and lets a `CancelledError` escape its request
 runner, which then sends nothing. This wrapper fixes each of those, so every request gets one
 answer whose `message` a person can act on.
 """
@@ -28,6 +28,8 @@ class ExtraMethods(Protocol):
 
     async def delete_session(self, session_id: str) -> dict[str, Any]: ...
 
+    async def logout(self) -> dict[str, Any]: ...
+
     def remember_initialize(self, params: dict[str, Any]) -> None:
         """The client's `initialize` params as sent, before the SDK's models drop unknown keys."""
         ...
@@ -44,6 +46,8 @@ class RequestGuard:
 
     async def __call__(self, method: str, params: Any, is_notification: bool) -> Any:
         try:
+            if method == "logout" and not is_notification and params is None:
+                params = {}  # LogoutRequest has no required field: omitted params mean none
             if not isinstance(params, dict):
                 raise invalid_params("params", "must be an object")
             if method == "initialize":
@@ -52,6 +56,8 @@ class RequestGuard:
             self._agent.check_session_params(method, params)
             if method == "session/delete" and not is_notification:
                 return await self._delete(params)
+            if method == "logout" and not is_notification:
+                return await self._agent.logout()
             return await self._router(method, params, is_notification)
         except RequestError as exc:
             if exc.code == METHOD_NOT_FOUND and str(exc) == "Method not found":

@@ -44,11 +44,14 @@ def login_command() -> tuple[str, list[str]]:
 
 
 def auth_methods(client_capabilities: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """`kimi login` in a terminal, and an API key passed in the environment."""
+    """`kimi login` in a terminal (Kimi account or API-key provider), and an API key in the environment."""
     command, args = login_command()
-    description = "Run `kimi login` in a terminal to choose a provider, enter an API key and pick a model."
+    description = (
+        "Run `kimi login` in a terminal to sign in with your Kimi account (a browser page confirms a code), "
+        "or to choose an API-key provider and model."
+    )
     legacy = {"terminal-auth": {"command": command, "args": args, "label": "Kimi login", "env": {}, "type": "terminal"}}
-    login: dict[str, Any] = {"id": LOGIN_METHOD_ID, "name": "Log in with `kimi login`", "description": description}
+    login: dict[str, Any] = {"id": LOGIN_METHOD_ID, "name": "Log in with your Kimi account", "description": description}
     auth = (client_capabilities or {}).get("auth") or {}
     if isinstance(auth, dict) and auth.get("terminal") is True:
         # The client re-runs the agent command it has configured (`kimi acp`) with these args.
@@ -74,6 +77,8 @@ def agent_capabilities() -> dict[str, Any]:
         "mcpCapabilities": {"http": True, "sse": True},
         # additionalDirectories on new/load/resume/fork: more workspace roots for the tools.
         "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}, "delete": {}, "additionalDirectories": {}},
+        # `logout` forgets the Kimi account login (routed by guard.py; the SDK has no route for it).
+        "auth": {"logout": {}},
     }
 
 

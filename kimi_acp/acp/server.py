@@ -23,6 +23,7 @@ from ..share import mcp_file
 from ..config import ConfigError, LoadedConfig, load_config, resolve_model
 from ..core.agent import AgentCore
 from ..hooks import attach as attach_hooks
+from ..subagents import attach as attach_subagents
 from ..skills import provider_for
 from .errors import auth_required, internal_error, invalid_params, session_not_found
 from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
@@ -91,7 +92,28 @@ class AcpServer:
             resolved = None
         if resolved is None or not resolved.usable:
             raise auth_required("No usable model is configured.", auth_methods(self.client_capabilities_raw))
+        if resolved.provider.oauth is not None and not resolved.provider.api_key.get_secret_value():
+            from ..auth.account import login_status
+
+            status = login_status(resolved.provider.oauth)
+            if not status.signed_in:
+                reason = f"Model {resolved.alias!r} uses your Kimi account, which is {status.detail}."
+                raise auth_required(reason, auth_methods(self.client_capabilities_raw))
         return loaded
+
+    async def logout(self) -> dict[str, Any]:
+        """`logout` (the IDE's sign-out): forget the Kimi account's tokens and its config entries.
+
+        Open sessions notice on their next request (their token source sees the file gone) and
+        answer `auth_required`; nothing else about them changes."""
+        from ..login import sign_out
+
+        try:
+            result = await asyncio.to_thread(sign_out)
+        except OSError as exc:
+            raise internal_error("Cannot sign out", exc.strerror or str(exc)) from None
+        log.info("logout: %s%s", "login removed" if result.removed_login else "no login stored", f"; {result.config_note}" if result.config_note else "")
+        return {}
 
     # ------------------------------------------------------------------ session lifecycle
 
@@ -217,6 +239,7 @@ class AcpServer:
         )
         core.approvals.runtime_yolo = loaded.config.default_yolo
         attach_hooks(core)  # [[hooks]]: a block shows as a failed tool card or as the agent's reply
+        attach_subagents(core, agent.spec if agent else None)  # the Agent tool
         acp_session = AcpSession(self, core)
         kaos.on_terminal = acp_session.on_terminal
         if servers is not None:

@@ -16,6 +16,7 @@ from acp import RequestError
 from acp.schema import PermissionOption, ToolCallUpdate
 
 from ..core.agent import AgentCore, ModeChanged, TitleChanged
+from ..auth.errors import SignInRequired
 from ..core.errors import LLMNotSet, LLMNotSupported
 from ..core.slash import acp_entries
 from ..core.turn import CommandsChanged
@@ -221,6 +222,8 @@ class AcpSession:
             return auth_required(_sentence(str(exc)), auth_methods(self.server.client_capabilities_raw))
         if isinstance(exc, LLMNotSupported):
             return invalid_params("prompt", str(exc))
+        if isinstance(exc, SignInRequired):  # a Kimi account that must sign in again
+            return auth_required(str(exc), auth_methods(self.server.client_capabilities_raw))
         message = str(exc) or type(exc).__name__
         if isinstance(exc, ChatProviderError):
             if self._mapper.shown_output:

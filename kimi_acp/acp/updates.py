@@ -31,6 +31,7 @@ from ..wire.types import (
     StatusUpdate,
     SteerInput,
     StepRetry,
+    SubagentEvent,
     TextPart,
     ThinkPart,
     TodoDisplayBlock,
@@ -40,11 +41,13 @@ from ..wire.types import (
     TurnBegin,
     UserInput,
 )
+from ..wire.serde import WireDecodeError, from_envelope
+from .arguments import StreamingArguments
 from .convert import (
+    KEY_ARGUMENT,
     ApprovalState,
     content_blocks_for_display,
     diff_content,
-    parse_arguments,
     plan_entries,
     read_locations,
     result_content,
@@ -64,7 +67,8 @@ Status = Literal["pending", "in_progress", "completed", "failed"]  # ACP's tool 
 class _Call:
     acp_id: str
     name: str
-    chunks: list[str] = field(default_factory=list)
+    args: StreamingArguments = field(default_factory=StreamingArguments)
+    prefix: str = ""  # "[explore] " for a subagent's call
     title: str = ""
     terminal: bool = False
     closed: bool = False
@@ -72,7 +76,7 @@ class _Call:
 
     @property
     def arguments(self) -> str:
-        return "".join(self.chunks)
+        return self.args.text
 
 
 class UpdateMapper:
@@ -111,9 +115,9 @@ class UpdateMapper:
         self.shown_output = False  # any agent text sent this turn (errors then need a visible note)
         self.last_usage: Update | None = None
 
-    def _title(self, name: str, arguments: str) -> str:
+    def _title(self, name: str, arguments: str | dict[str, Any], prefix: str = "") -> str:
         custom = self._tool_titles(name) if self._tool_titles is not None else None
-        return custom or tool_title(name, arguments, self.cwd)
+        return prefix + (custom or tool_title(name, arguments, self.cwd))
 
     def begin_turn(self) -> None:
         self._prompt_begun = False  # the prompt's own TurnBegin is still to come
@@ -132,6 +136,8 @@ class UpdateMapper:
     def map(self, message: Any) -> list[Update]:
         if isinstance(message, ToolCallPart):
             return self._tool_call_part(message)
+        if isinstance(message, SubagentEvent):  # the parent's next call may still be streaming
+            return self._subagent_event(message)
         updates = self._close_open_call()
         if isinstance(message, TextPart):
             if message.text:
@@ -186,13 +192,15 @@ class UpdateMapper:
         The call stays `pending` until the answer (`ApprovalResponse`) says it may run.
         """
         updates = self._close_open_call()  # the card must be complete before we ask about it
-        self._asking[request.id] = request.tool_call_id
-        call = self._calls.get(request.tool_call_id)
+        key = _call_key(request.tool_call_id, request.agent_id)
+        self._asking[request.id] = key
+        call = self._calls.get(key)
         if call is not None and call.status == "in_progress":  # it was expected to run unasked
             updates.append(self._status(call, "pending"))
         return updates
 
     def terminal_attached(self, llm_id: str, terminal_id: str) -> Update:
+        llm_id = self._known_key(llm_id)
         call = self._calls.get(llm_id)
         if call is not None:
             call.terminal = True
@@ -206,8 +214,9 @@ class UpdateMapper:
 
     def permission_tool_call(self, request: ApprovalRequest) -> dict[str, Any]:
         """The `toolCall` of a permission request: the card the user is asked about."""
-        call = self._calls.get(request.tool_call_id)
-        arguments = parse_arguments(call.arguments) if call else {}
+        key = _call_key(request.tool_call_id, request.agent_id)
+        call = self._calls.get(key)
+        arguments = call.args.final() if call else {}
         name = call.name if call else request.sender
         content: list[dict[str, Any]] = [diff_content(b) for b in request.display if isinstance(b, DiffDisplayBlock)]
         if not content:
@@ -215,7 +224,7 @@ class UpdateMapper:
             text = f"```{shell.language}\n{shell.command}\n```" if shell else request.description
             content = [text_content(text)]
         return {
-            "toolCallId": self.acp_id(request.tool_call_id),
+            "toolCallId": self.acp_id(key),
             "title": call.title if call and call.title else request.description,
             "kind": tool_kind(name),
             "status": "pending",
@@ -226,14 +235,16 @@ class UpdateMapper:
 
     # ------------------------------------------------------------------ pieces
 
-    def _tool_call(self, message: ToolCall) -> list[Update]:
+    def _tool_call(self, message: ToolCall, key: str | None = None, prefix: str = "") -> list[Update]:
         name = message.function.name
-        call = _Call(f"{self._turn}/{message.id}", name, [message.function.arguments or ""])
-        if message.id in self._calls:  # an id reused within one turn still gets its own card
+        key = key or message.id
+        call = _Call(f"{self._turn}/{key}", name, StreamingArguments(message.function.arguments), prefix=prefix)
+        if key in self._calls:  # an id reused within one turn still gets its own card
             call.acp_id = f"{call.acp_id}#{len(self._calls)}"
-        self._calls[message.id] = call
-        call.title = self._title(name, call.arguments)
-        arguments = parse_arguments(call.arguments)
+        self._calls[key] = call
+        call.title = self._title(name, call.arguments, prefix)
+        arguments = call.args.final() or call.args.partial
+        self._settle(call)
         update: Update = {
             "sessionUpdate": "tool_call",
             "toolCallId": call.acp_id,
@@ -251,20 +262,33 @@ class UpdateMapper:
         call = self._open
         if call is None or not message.arguments_part:
             return []
-        call.chunks.append(message.arguments_part)
-        title = self._title(call.name, call.arguments)
+        if not call.args.append(message.arguments_part):  # read incrementally (acp/arguments.py)
+            return []
+        title = self._title(call.name, call.args.partial, call.prefix)
+        self._settle(call)
         if title == call.title:
             return []  # nothing the user would see changed: no update per argument chunk
         call.title = title
-        return [{"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "title": title}]
+        return [
+            {"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "title": title, "rawInput": call.args.partial}
+        ]
+
+    def _settle(self, call: _Call) -> None:
+        """Stop reading a call's arguments as they stream once its title cannot change any more."""
+        if not call.args.watching:
+            return
+        key = KEY_ARGUMENT.get(call.name)
+        custom = self._tool_titles(call.name) if self._tool_titles is not None else None
+        if key is None or custom or call.args.complete(key):
+            call.args.stop_watching()
 
     def _close_open_call(self) -> list[Update]:
         call, self._open = self._open, None
         if call is None or call.closed:
             return []
         call.closed = True
-        arguments = parse_arguments(call.arguments)
-        call.title = self._title(call.name, call.arguments)
+        arguments = call.args.final()
+        call.title = self._title(call.name, call.arguments, call.prefix)
         update: Update = {
             "sessionUpdate": "tool_call_update",
             "toolCallId": call.acp_id,
@@ -274,7 +298,7 @@ class UpdateMapper:
         }
         # The call starts now. Say so only if it cannot be about to ask for approval: a replay
         # has the final status next anyway.
-        if not self.replay and call.status == "pending" and runs_unasked(call.name, self.approvals):
+        if not self.replay and call.status == "pending" and runs_unasked(call.name, self.approvals, arguments):
             call.status = update["status"] = "in_progress"
         return [update]
 
@@ -291,8 +315,9 @@ class UpdateMapper:
         call.status = status
         return {"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "status": status}
 
-    def _tool_result(self, message: ToolResult) -> list[Update]:
-        call = self._calls.get(message.tool_call_id)
+    def _tool_result(self, message: ToolResult, key: str | None = None) -> list[Update]:
+        key = key or message.tool_call_id
+        call = self._calls.get(key)
         name = call.name if call else ""
         result = message.return_value
         terminal_shown = bool(call and call.terminal and not self.replay)
@@ -301,7 +326,7 @@ class UpdateMapper:
             call.status = status
         update: Update = {
             "sessionUpdate": "tool_call_update",
-            "toolCallId": self.acp_id(message.tool_call_id),
+            "toolCallId": self.acp_id(key),
             "status": status,
         }
         content = result_content(name, result, terminal_shown=terminal_shown)
@@ -311,7 +336,7 @@ class UpdateMapper:
         if edits and call is not None:
             update["locations"] = [{"path": b.path, "line": first_changed_line(b)} for b in edits[:20]]
         elif name == "ReadFile" and call is not None:
-            read = read_locations(parse_arguments(call.arguments), result, self.cwd)
+            read = read_locations(call.args.final(), result, self.cwd)
             if read is not None:
                 update["locations"] = read
         updates = [update]
@@ -320,6 +345,41 @@ class UpdateMapper:
                 entries = plan_entries(block)
                 updates.append({"sessionUpdate": "plan", "entries": entries})
         return updates
+
+    def _subagent_event(self, message: SubagentEvent) -> list[Update]:
+        """A subagent's call is a card of its own: titled with the subagent's type, tied to the
+        parent's card in `_meta`, keyed by agent so its approvals find it. The subagent's text is
+        shown in the parent's card while it runs (the result replaces it)."""
+        try:
+            event = from_envelope(message.event.model_dump())
+        except WireDecodeError:
+            return []
+        agent = message.agent_id or "subagent"
+        parent_id = message.parent_tool_call_id or ""
+        if isinstance(event, ToolCall):
+            key = _call_key(event.id, agent)
+            streaming = self._open
+            updates = self._tool_call(event, key, prefix=f"[{message.subagent_type or 'subagent'}] ")
+            updates[0]["_meta"] = {"kimi": {"parentToolCallId": self.acp_id(parent_id), "agentId": agent,
+                                            "subagentType": message.subagent_type}}
+            updates += self._close_open_call()  # it arrives whole
+            self._open = streaming
+            return updates
+        if isinstance(event, ToolResult):
+            return self._tool_result(event, _call_key(event.tool_call_id, agent))
+        if isinstance(event, TextPart) and event.text.strip() and parent_id in self._calls:
+            parent = self._calls[parent_id]
+            if parent.status in ("completed", "failed"):
+                return []
+            return [{"sessionUpdate": "tool_call_update", "toolCallId": parent.acp_id, "content": [text_content(event.text)]}]
+        return []
+
+    def _known_key(self, llm_id: str) -> str:
+        """`llm_id` as a key of `_calls`: itself, or the one subagent call with that id."""
+        if llm_id in self._calls:
+            return llm_id
+        matches = [k for k in self._calls if k.endswith("/" + llm_id)]
+        return matches[-1] if matches else llm_id
 
     def _agent_text(self, text: str) -> Update:
         self.shown_output = True
@@ -356,6 +416,11 @@ class UpdateMapper:
         if message.context_tokens is None or not message.max_context_tokens:
             return None
         return {"sessionUpdate": "usage_update", "used": max(0, message.context_tokens), "size": message.max_context_tokens}
+
+
+def _call_key(llm_id: str, agent_id: str | None) -> str:
+    """Calls of subagents are kept apart from the parent's (their ids may repeat)."""
+    return f"{agent_id}/{llm_id}" if agent_id else llm_id
 
 
 def first_changed_line(block: DiffDisplayBlock) -> int:

@@ -21,10 +21,10 @@ from ..config import Config, ConfigError, LoadedConfig, ResolvedModel, resolve_m
 from ..kaos.base import Kaos
 from ..kaos.tasks import TaskTable
 from ..llm.errors import ChatProviderError, is_retryable
-from ..llm.types import ChatProvider, ChatStream, Message
+from ..llm.types import ChatProvider, ChatStream, Message, merge_deltas
 from ..sessions import Session, shorten_title
 from ..tools import builtin_tools
-from ..tools.base import Tool, ToolContext, tool_error
+from ..tools.base import SubagentLauncher, Tool, ToolContext, tool_error
 from ..tools.plan import EXIT as EXIT_PLAN_MODE
 from ..wire.file import WireRecorder
 from ..wire.types import (
@@ -144,10 +144,14 @@ class AgentCore:
         self.toolset.plan_mode = lambda: self.plan_mode
         self.toolset.plan_file = self.plan_file_path
         self.toolset.model_capabilities = lambda: m.capabilities if (m := self.resolved_model()) else frozenset()
+        self.toolset.services = lambda: self.config.services
         self.model_alias = model_alias or self._stored_model(session, loaded_config.config)
         self.thinking = thinking if thinking is not None else session.state.thinking
         self.max_steps_override = max_steps_per_turn
         self._provider: ChatProvider | None = None
+        # The session id the provider is told (prompt cache key; the scripted test model's queue);
+        # a subagent uses its root's, so a scripted run plays one list of replies for the whole tree.
+        self.provider_session_id = session.id
         self._steers: list[UserInput] = []
         self._turn: asyncio.Task[TurnResult] | None = None
         self._turn_state: Literal["idle", "starting", "running"] = "idle"
@@ -156,6 +160,10 @@ class AgentCore:
         self.services: list[TurnService] = []  # e.g. the session's MCP servers (see services.py)
         self.tasks = TaskTable(session.dir / "tasks")  # background tasks: outlive turns, not the session
         self.services.append(self.tasks)
+        # Runs the Agent tool's subagents; a front end attaches it (kimi_acp/subagents/), a
+        # subagent's own core has none, and without one the Agent tool is not offered.
+        self.subagents: SubagentLauncher | None = None
+        self.toolset.hidden.add("Agent")
         self.slash = SlashRegistry()  # the built-ins, and skills/flows from `commands`
         for provider in commands:
             self.slash.add_provider(provider)
@@ -381,6 +389,7 @@ class AgentCore:
             await self.hooks.settle(cancel=True)
         except Exception:
             log.exception("stopping background hooks failed")
+        self.approvals.reject_pending(background=True)  # background subagents' requests too
         self.recorder.close()
         self.context.close()
         for service in self.services:
@@ -557,25 +566,27 @@ class AgentCore:
         send = self.stream.send
         try:
             try:
-                async for part in stream:
-                    send(part)
-                    if isinstance(part, TextPart):
-                        self._dispatch(state, state.close_open_call())
-                        state.text.append(part.text)
-                    elif isinstance(part, ThinkPart):
-                        self._dispatch(state, state.close_open_call())
-                        state.think.append(part.think)
-                        if part.encrypted:
-                            state.encrypted = part.encrypted
-                    elif isinstance(part, ToolCall):
-                        self._dispatch(state, state.close_open_call())
-                        state.open_call = part
-                        state.open_args = [part.function.arguments or ""]
-                    elif isinstance(part, ToolCallPart):
-                        if state.open_call is not None and part.arguments_part:
-                            state.open_args.append(part.arguments_part)
-                    else:
-                        self._dispatch(state, state.close_open_call())
+                # Deltas that arrived in one network read go on as one part (llm.types.merge_deltas).
+                async for batch in stream.batches():
+                    for part in merge_deltas(batch):
+                        send(part)
+                        if isinstance(part, TextPart):
+                            self._dispatch(state, state.close_open_call())
+                            state.text.append(part.text)
+                        elif isinstance(part, ThinkPart):
+                            self._dispatch(state, state.close_open_call())
+                            state.think.append(part.think)
+                            if part.encrypted:
+                                state.encrypted = part.encrypted
+                        elif isinstance(part, ToolCall):
+                            self._dispatch(state, state.close_open_call())
+                            state.open_call = part
+                            state.open_args = [part.function.arguments or ""]
+                        elif isinstance(part, ToolCallPart):
+                            if state.open_call is not None and part.arguments_part:
+                                state.open_args.append(part.arguments_part)
+                        else:
+                            self._dispatch(state, state.close_open_call())
                 self._dispatch(state, state.close_open_call())
             finally:
                 await stream.aclose()
@@ -617,6 +628,7 @@ class AgentCore:
                 tool_name=name,
                 plan=self,
                 tasks=self.tasks,
+                subagents=self.subagents,
             )
 
         outcome = await self.toolset.handle(call, make_context)
@@ -701,7 +713,7 @@ class AgentCore:
         from ..llm import create_provider
 
         thinking = self.thinking if self.thinking is not None else self.config.default_thinking
-        self._provider = create_provider(resolved, thinking=thinking, session_id=self.session.id)
+        self._provider = create_provider(resolved, thinking=thinking, session_id=self.provider_session_id)
         return self._provider
 
     def _check_capabilities(self, user_input: UserInput, provider: ChatProvider) -> None:

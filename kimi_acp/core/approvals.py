@@ -83,8 +83,7 @@ class Approvals:
             action=action,
             description=description,
             display=list(display),
-            source_kind="foreground_turn",
-            source_id=self.turn_id,
+            **self._source(),
         )
         self._pending[req.id] = req
         self._send(req)
@@ -108,10 +107,22 @@ class Approvals:
         elif answer.response == "reject":
             raise ToolRejectedError(answer.feedback or None)
 
-    def reject_pending(self) -> None:
-        """Settle every outstanding request as rejected (turn ended, client gone)."""
+    def reject_pending(self, *, background: bool = False) -> None:
+        """Settle outstanding requests as rejected: the turn's (it ended), and with `background`
+        also those of background subagents (the session closes)."""
         for req in list(self._pending.values()):
-            req.resolve(ApprovalResponse(request_id=req.id, response="reject"))
+            if background or req.source_kind != "background_agent":
+                req.resolve(ApprovalResponse(request_id=req.id, response="reject"))
+
+    def _source(self) -> dict[str, Any]:
+        return {"source_kind": "foreground_turn", "source_id": self.turn_id}
+
+    def for_subagent(
+        self, *, agent_id: str, subagent_type: str, description: str, background: bool, send: Callable[[Any], None]
+    ) -> Approvals:
+        """The approvals of a subagent: the same session-wide answers, yolo and afk as this (root)
+        one, its requests put on the root's stream through `send` and naming the subagent."""
+        return _SubagentApprovals(self, agent_id, subagent_type, description, background, send)
 
     @staticmethod
     def _normalize(req: ApprovalRequest, answer: Any) -> ApprovalResponse:
@@ -127,3 +138,47 @@ class Approvals:
                 pass
         # Anything unintelligible is a rejection: never run a tool on a garbled answer.
         return ApprovalResponse(request_id=req.id, response="reject")
+
+
+class _SubagentApprovals(Approvals):
+    """A subagent's view of the root's approvals; see `Approvals.for_subagent`."""
+
+    def __init__(
+        self, root: Approvals, agent_id: str, subagent_type: str, description: str, background: bool,
+        send: Callable[[Any], None],
+    ) -> None:
+        super().__init__(root._session, send)
+        self._root = root
+        self._pending = root._pending  # "approve for session" settles the root's and the subagents' alike
+        self._agent_id, self._subagent_type, self._description = agent_id, subagent_type, description
+        self._background = background
+        self._source_id = uuid.uuid4().hex
+
+    @property
+    def yolo(self) -> bool:
+        return self._root.yolo
+
+    @property
+    def afk(self) -> bool:
+        return self._root.afk
+
+    def set_yolo(self, on: bool) -> None:
+        self._root.set_yolo(on)
+
+    def set_afk(self, on: bool) -> None:
+        self._root.set_afk(on)
+
+    def reject_pending(self, *, background: bool = False) -> None:
+        """Only this subagent's own requests (the table is shared with the root and its siblings)."""
+        for req in list(self._pending.values()):
+            if req.source_id == self._source_id:
+                req.resolve(ApprovalResponse(request_id=req.id, response="reject"))
+
+    def _source(self) -> dict[str, Any]:
+        return {
+            "source_kind": "background_agent" if self._background else "foreground_turn",
+            "source_id": self._source_id,
+            "agent_id": self._agent_id,
+            "subagent_type": self._subagent_type,
+            "source_description": self._description,
+        }

@@ -53,6 +53,27 @@ def default_prompt(inputs: PromptInputs, *, role_additional: str = "") -> str:
     )
 
 
+def _tools_section(tool_names: Sequence[str]) -> str:
+    """How to use the tools, for the tools this agent has. Their list itself is not repeated here:
+    the model gets the tool definitions, and which are offered can change during a session."""
+    have = set(tool_names)
+    lines = ["# Tools"]
+    if have & {"StrReplaceFile", "WriteFile"}:
+        lines.append("- Prefer ReadFile, Glob and Grep to explore, and StrReplaceFile or WriteFile to edit; use Shell "
+                     "for builds, tests, git and anything else.")
+    else:
+        lines.append("- Explore with ReadFile, Glob and Grep. You cannot edit files.")
+    lines.append("- Relative paths are relative to the working directory. Read a file before you change it.")
+    lines.append("- Some actions need the user's approval. If the user rejects one, do not retry it: stop and wait "
+                 "for instructions, or follow their feedback when they give some.")
+    if "SetTodoList" in have:
+        lines.append("- Keep a todo list with SetTodoList for work of more than a few steps, and keep it up to date.")
+    if "Agent" in have:
+        lines.append("- Hand self-contained research or work to a subagent with Agent when it would take many steps; "
+                     "launch several at once for independent questions.")
+    return "\n".join(lines)
+
+
 def build_system_prompt(
     work_dir: Path,
     tool_names: Sequence[str],
@@ -76,14 +97,7 @@ def build_system_prompt(
         f"- Operating system: {platform.system()} {platform.release()} ({platform.machine()})\n"
         f"- Shell: {shell}\n"
         f"- Date: {now.strftime('%Y-%m-%d %A')} (time zone {now.strftime('%Z %z')})",
-        "# Tools\n"
-        f"Available tools: {', '.join(tool_names)}.\n"
-        "- Prefer ReadFile, Glob and Grep to explore, and StrReplaceFile or WriteFile to edit; use Shell for "
-        "builds, tests, git and anything else.\n"
-        "- Relative paths are relative to the working directory. Read a file before you change it.\n"
-        "- Some actions need the user's approval. If the user rejects one, do not retry it: stop and wait for "
-        "instructions, or follow their feedback when they give some.\n"
-        "- Keep a todo list with SetTodoList for work of more than a few steps, and keep it up to date.",
+        _tools_section(tool_names),
         "# Working style\n"
         "- Make the smallest change that fully solves the task, matching the project's existing style.\n"
         "- Verify your work (run the tests or the program) when you can, and say so when you cannot.\n"

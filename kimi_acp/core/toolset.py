@@ -60,9 +60,13 @@ class Toolset:
         self.hook_runner: Callable[[], HookRunner] = lambda: NO_HOOKS  # and this at its hooks
         # and this at its model's capabilities; tools that depend on them (ReadMediaFile) read them here
         self.model_capabilities: Callable[[], frozenset[str]] = frozenset
+        # and this at its config's `[services]` (SearchWeb, FetchURL: Kimi's web services)
+        self.services: Callable[[], Any] = lambda: None
         for tool in tools:
             if hasattr(tool, "model_capabilities"):
                 tool.model_capabilities = lambda: self.model_capabilities()  # type: ignore[attr-defined]
+            if hasattr(tool, "services"):
+                tool.services = lambda: self.services()  # type: ignore[attr-defined]
 
     def get(self, name: str) -> Tool | SchemaTool | None:
         return self._tools.get(name)

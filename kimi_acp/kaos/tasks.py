@@ -17,7 +17,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -109,13 +109,28 @@ class TaskTable:
         log.debug("background task %s: pid %s %r", task_id, proc.pid, command)
         return task
 
-    def _next_id(self) -> str:
-        """`bash-<n>`: the first number with no task and no log yet (a reopened session keeps its old
-        logs). Predictable, so scripted test models can name the task."""
+    async def launch_job(
+        self, job: Callable[[], Awaitable[str]], *, kind: str, description: str, command: str, timeout_s: float
+    ) -> BackgroundTask:
+        """A task that is a coroutine of this process (a background subagent): its returned text is
+        its output; stopping it or its timeout cancels it. An exception fails it with its message."""
+        if self._closed:
+            raise RuntimeError("the session is closing")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        task_id = self._next_id(kind)
+        task = BackgroundTask(task_id, command, description, self.directory / f"{task_id}.log", timeout_s, kind=kind)
+        task.output_path.write_bytes(b"")
+        self._tasks[task_id] = task
+        task._runner = asyncio.create_task(self._run_job(task, job))
+        return task
+
+    def _next_id(self, kind: str = "bash") -> str:
+        """`bash-<n>` (`agent-<n>`): the first number with no task and no log yet (a reopened session
+        keeps its old logs). Predictable, so scripted test models can name the task."""
         n = len(self._tasks) + 1
-        while f"bash-{n}" in self._tasks or (self.directory / f"bash-{n}.log").exists():
+        while f"{kind}-{n}" in self._tasks or (self.directory / f"{kind}-{n}.log").exists():
             n += 1
-        return f"bash-{n}"
+        return f"{kind}-{n}"
 
     def get(self, task_id: str) -> BackgroundTask | None:
         return self._tasks.get(task_id)
@@ -191,6 +206,26 @@ class TaskTable:
             close_transport(proc)
             self._finish(task, proc.returncode)
 
+    async def _run_job(self, task: BackgroundTask, job: Callable[[], Awaitable[str]]) -> None:
+        returncode: int | None = 1
+        try:
+            output = await asyncio.wait_for(job(), task.timeout_s)
+            _append(task.output_path, output)
+            returncode = 0
+        except asyncio.TimeoutError:
+            task.timed_out = True
+            task.reason = f"Killed by timeout ({int(task.timeout_s)}s)"
+            returncode = None
+        except asyncio.CancelledError:
+            task.reason = task.reason or "Cancelled"
+            returncode = None
+        except Exception as exc:
+            _append(task.output_path, f"{type(exc).__name__}: {exc}")
+            task.reason = str(exc) or type(exc).__name__
+            task.status = "failed"
+        finally:
+            self._finish(task, returncode)
+
     def _finish(self, task: BackgroundTask, returncode: int | None) -> None:
         if task.active:
             if task.timed_out:
@@ -213,6 +248,8 @@ class TaskTable:
             task.reason, task.interrupted = reason, interrupted
         if proc is not None:
             await _kill_group(proc)
+        elif runner is not None:
+            runner.cancel()  # a job of this process: cancelled at once
         if runner is not None and not runner.done():
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(runner), DRAIN_AFTER_KILL_S + PIPE_GRACE_S + 1)
@@ -220,6 +257,8 @@ class TaskTable:
                 runner.cancel()
                 with contextlib.suppress(BaseException):
                     await runner
+        if task.active and (runner is None or runner.done()):
+            self._finish(task, None)  # e.g. a job cancelled before it ever ran
 
     async def _drain(self, task: BackgroundTask, stream: asyncio.StreamReader) -> None:
         written = 0
@@ -241,6 +280,11 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
     await wait_exit(proc, TERM_GRACE_S)
     killpg(proc.pid, signal.SIGKILL)
     await wait_exit(proc, DRAIN_AFTER_KILL_S)
+
+
+def _append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as f:
+        f.write(text[-MAX_LOG_BYTES:])
 
 
 def _keep_tail(f: Any, task: BackgroundTask) -> int:

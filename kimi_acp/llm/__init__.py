@@ -6,7 +6,7 @@ Provider modules are imported only when one is created, so importing this packag
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 # The types are defined with the config, which rejects any other at load (see config.py).
 from ..config import PROVIDER_TYPES, PUBLIC_PROVIDER_TYPES, TEST_PROVIDER_TYPES
@@ -53,14 +53,25 @@ def create_provider(
             f"model {resolved.alias!r} cannot be used: provider {resolved.provider_name!r} needs a base_url "
             "and the model needs a model name"
         )
+    options = {"thinking": effort, "session_id": session_id, **_account_options(resolved)}
     if ptype == "kimi":
         from .kimi import KimiProvider
 
-        return KimiProvider.from_resolved(resolved, thinking=effort, session_id=session_id)
+        return KimiProvider.from_resolved(resolved, **options)
     if ptype == "openai_legacy":
         from .openai_legacy import OpenAILegacyProvider
 
-        return OpenAILegacyProvider.from_resolved(resolved, thinking=effort, session_id=session_id)
+        return OpenAILegacyProvider.from_resolved(resolved, **options)
     from .anthropic import AnthropicProvider
 
-    return AnthropicProvider.from_resolved(resolved, thinking=effort, session_id=session_id)
+    return AnthropicProvider.from_resolved(resolved, **options)
+
+
+def _account_options(resolved: ResolvedModel) -> dict[str, Any]:
+    """A Kimi account's token source for a provider with `oauth = {storage, key}`."""
+    ref = resolved.provider.oauth
+    if ref is None:
+        return {}
+    from ..auth.source import OAuthTokenSource
+
+    return {"token_source": OAuthTokenSource(ref, fallback_api_key=resolved.provider.api_key.get_secret_value())}

@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import model_sampling_overrides
@@ -167,6 +168,19 @@ def usage_from_anthropic(usage: dict[str, int]) -> TokenUsage:
 # --------------------------------------------------------------------------- the provider
 
 
+@dataclass
+class _ReplyState:
+    """What one streamed reply has shown so far."""
+
+    usage: dict[str, int] = field(default_factory=dict)
+    saw_text: bool = False
+    saw_call: bool = False
+    complete: bool = False
+    # Input given whole at content_block_start (some proxies), used if no deltas follow.
+    whole_input: dict[int, str] = field(default_factory=dict)
+
+
+
 class AnthropicProvider(HTTPChatProvider):
     provider_type = "anthropic"
 
@@ -227,71 +241,78 @@ class AnthropicProvider(HTTPChatProvider):
                 body[key] = sampling[key]
         return body
 
-    async def _generate(self, chat: ChatStream, body: dict[str, Any]) -> AsyncIterator[StreamPart]:
-        usage: dict[str, int] = {}
-        saw_text = saw_call = complete = False
-        # Input given whole at content_block_start (some proxies), used if no deltas follow.
-        whole_input: dict[int, str] = {}
-        async with aclosing(self._sse_events(self.url, body)) as events:
-            async for event in events:
-                if event.is_done:
-                    continue
-                data = self._decode(event.data)
-                kind = data.get("type") or event.event
-                if kind == "message_start":
-                    message = data.get("message") or {}
-                    if isinstance(message.get("id"), str) and message["id"]:
-                        chat.id = message["id"]
-                    self._update_usage(chat, usage, message.get("usage"))
-                elif kind == "content_block_start":
-                    block = data.get("content_block") or {}
-                    index = data.get("index", -1)
-                    btype = block.get("type")
-                    if btype == "text" and block.get("text"):
-                        saw_text = True
-                        yield TextPart(text=block["text"])
-                    elif btype == "thinking":
-                        if block.get("thinking"):
-                            yield ThinkPart(think=block["thinking"])
-                        if block.get("signature"):
-                            yield ThinkPart(think="", encrypted=block["signature"])
-                    elif btype == "tool_use":
-                        saw_call = True
-                        yield ToolCall(
-                            id=block.get("id") or "", function=FunctionBody(name=block.get("name") or "")
-                        )
-                        if isinstance(block.get("input"), dict) and block["input"]:
-                            whole_input[index] = json.dumps(block["input"], ensure_ascii=False)
-                    elif btype:
-                        logger.debug("ignoring Anthropic content block of type %s", btype)
-                elif kind == "content_block_delta":
-                    delta = data.get("delta") or {}
-                    dtype = delta.get("type")
-                    if dtype == "text_delta" and delta.get("text"):
-                        saw_text = True
-                        yield TextPart(text=delta["text"])
-                    elif dtype == "thinking_delta" and delta.get("thinking"):
-                        yield ThinkPart(think=delta["thinking"])
-                    elif dtype == "signature_delta" and delta.get("signature"):
-                        yield ThinkPart(think="", encrypted=delta["signature"])
-                    elif dtype == "input_json_delta":
-                        whole_input.pop(data.get("index", -1), None)
-                        if delta.get("partial_json"):
-                            yield ToolCallPart(arguments_part=delta["partial_json"])
-                elif kind == "content_block_stop":
-                    pending = whole_input.pop(data.get("index", -1), None)
-                    if pending:
-                        yield ToolCallPart(arguments_part=pending)
-                elif kind == "message_delta":
-                    self._update_usage(chat, usage, data.get("usage"))
-                elif kind == "message_stop":
-                    complete = True
-                elif kind == "error":
-                    raise self._stream_error(data.get("error"))
-        if not complete:
+    async def _generate(self, chat: ChatStream, body: dict[str, Any]) -> AsyncIterator[list[StreamPart]]:
+        state = _ReplyState()
+        async with aclosing(self._sse_batches(self.url, body)) as batches:
+            async for events in batches:
+                out: list[StreamPart] = []
+                try:
+                    for event in events:
+                        if not event.is_done:
+                            self._on_event(chat, event, state, out)
+                except ChatProviderError:
+                    if out:  # what arrived before the error is the client's too
+                        yield out
+                    raise
+                if out:
+                    yield out
+        if not state.complete:
             raise APIConnectionError("the connection closed before the response was complete")
-        if not (saw_text or saw_call):
+        if not (state.saw_text or state.saw_call):
             raise APIEmptyResponseError("the model returned an empty response (no text and no tool call)")
+
+    def _on_event(self, chat: ChatStream, event: Any, state: _ReplyState, out: list[StreamPart]) -> None:
+        """One SSE event of the reply: its parts appended to `out`."""
+        data = self._decode(event.data)
+        kind = data.get("type") or event.event
+        if kind == "message_start":
+            message = data.get("message") or {}
+            if isinstance(message.get("id"), str) and message["id"]:
+                chat.id = message["id"]
+            self._update_usage(chat, state.usage, message.get("usage"))
+        elif kind == "content_block_start":
+            block = data.get("content_block") or {}
+            index = data.get("index", -1)
+            btype = block.get("type")
+            if btype == "text" and block.get("text"):
+                state.saw_text = True
+                out.append(TextPart(text=block["text"]))
+            elif btype == "thinking":
+                if block.get("thinking"):
+                    out.append(ThinkPart(think=block["thinking"]))
+                if block.get("signature"):
+                    out.append(ThinkPart(think="", encrypted=block["signature"]))
+            elif btype == "tool_use":
+                state.saw_call = True
+                out.append(ToolCall(id=block.get("id") or "", function=FunctionBody(name=block.get("name") or "")))
+                if isinstance(block.get("input"), dict) and block["input"]:
+                    state.whole_input[index] = json.dumps(block["input"], ensure_ascii=False)
+            elif btype:
+                logger.debug("ignoring Anthropic content block of type %s", btype)
+        elif kind == "content_block_delta":
+            delta = data.get("delta") or {}
+            dtype = delta.get("type")
+            if dtype == "text_delta" and delta.get("text"):
+                state.saw_text = True
+                out.append(TextPart(text=delta["text"]))
+            elif dtype == "thinking_delta" and delta.get("thinking"):
+                out.append(ThinkPart(think=delta["thinking"]))
+            elif dtype == "signature_delta" and delta.get("signature"):
+                out.append(ThinkPart(think="", encrypted=delta["signature"]))
+            elif dtype == "input_json_delta":
+                state.whole_input.pop(data.get("index", -1), None)
+                if delta.get("partial_json"):
+                    out.append(ToolCallPart(arguments_part=delta["partial_json"]))
+        elif kind == "content_block_stop":
+            pending = state.whole_input.pop(data.get("index", -1), None)
+            if pending:
+                out.append(ToolCallPart(arguments_part=pending))
+        elif kind == "message_delta":
+            self._update_usage(chat, state.usage, data.get("usage"))
+        elif kind == "message_stop":
+            state.complete = True
+        elif kind == "error":
+            raise self._stream_error(data.get("error"))
 
     @staticmethod
     def _update_usage(chat: ChatStream, usage: dict[str, int], new: Any) -> None:

@@ -309,46 +309,66 @@ class OpenAILegacyProvider(HTTPChatProvider):
             return {"reasoning_effort": self.thinking}
         return {}
 
-    async def _generate(self, chat: ChatStream, body: dict[str, Any]) -> AsyncIterator[StreamPart]:
+    async def _generate(self, chat: ChatStream, body: dict[str, Any]) -> AsyncIterator[list[StreamPart]]:
         calls = ToolCallAssembler()
         deferred: list[StreamPart] = []  # text that arrives while a tool call is still open
-        saw_text = complete = False
-        async with aclosing(self._sse_events(self.url, body)) as events:
-            async for event in events:
-                if event.is_done:
-                    complete = True
-                    continue
-                chunk = self._decode(event.data)
-                if chat.id is None and isinstance(chunk.get("id"), str) and chunk["id"]:
-                    chat.id = chunk["id"]
-                choices = chunk.get("choices") if isinstance(chunk.get("choices"), list) else []
-                choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-                usage = chunk.get("usage") or choice.get("usage")
-                if isinstance(usage, dict):
-                    chat.usage = usage_from_openai(usage)
-                if choice.get("finish_reason"):
-                    complete = True
-                delta = choice.get("delta") or choice.get("message") or {}
-                if not isinstance(delta, dict):
-                    continue
-                for part in self._content_parts(delta):
-                    saw_text = saw_text or isinstance(part, TextPart)
-                    if calls.started:
-                        deferred.append(part)
-                    else:
-                        yield part
-                if isinstance(delta.get("tool_calls"), list) and delta["tool_calls"]:
-                    for part in calls.add(delta["tool_calls"]):
-                        yield part
-        if not complete:
+        state = {"text": False, "complete": False}
+        async with aclosing(self._sse_batches(self.url, body)) as batches:
+            async for events in batches:
+                out: list[StreamPart] = []
+                try:
+                    for event in events:
+                        self._on_event(chat, event, calls, deferred, state, out)
+                except ChatProviderError:
+                    if out:  # what arrived before the error is the client's too
+                        yield out
+                    raise
+                if out:
+                    yield out
+        if not state["complete"]:
             raise APIConnectionError("the connection closed before the response was complete")
         saw_call = calls.started
-        for part in calls.finish():
-            yield part
-        for part in deferred:
-            yield part
-        if not (saw_text or saw_call):
+        tail = calls.finish() + deferred
+        if tail:
+            yield tail
+        if not (state["text"] or saw_call):
             raise APIEmptyResponseError("the model returned an empty response (no text and no tool call)")
+
+    def _on_event(
+        self,
+        chat: ChatStream,
+        event: Any,
+        calls: ToolCallAssembler,
+        deferred: list[StreamPart],
+        state: dict[str, bool],
+        out: list[StreamPart],
+    ) -> None:
+        """One SSE event of the reply: its parts appended to `out` (or to `deferred`)."""
+        if event.is_done:
+            state["complete"] = True
+            return
+        chunk = self._decode(event.data)
+        if chat.id is None and isinstance(chunk.get("id"), str) and chunk["id"]:
+            chat.id = chunk["id"]
+        choices = chunk.get("choices") if isinstance(chunk.get("choices"), list) else []
+        choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+        usage = chunk.get("usage") or choice.get("usage")
+        if isinstance(usage, dict):
+            chat.usage = usage_from_openai(usage)
+        if choice.get("finish_reason"):
+            state["complete"] = True
+        delta = choice.get("delta") or choice.get("message") or {}
+        if not isinstance(delta, dict):
+            return
+        for part in self._content_parts(delta):
+            if isinstance(part, TextPart):
+                state["text"] = True
+            if calls.started:
+                deferred.append(part)
+            else:
+                out.append(part)
+        if isinstance(delta.get("tool_calls"), list) and delta["tool_calls"]:
+            out.extend(calls.add(delta["tool_calls"]))
 
     def _decode(self, data: str) -> dict[str, Any]:
         chunk = super()._decode(data)

@@ -4,6 +4,10 @@ Both HTTP providers stream SSE. Parsing is kept apart from the network so it can
 by byte-chunk (or line by line) and tested without a server. Only what chat APIs use is kept:
 `data:` (multi-line data joined with "\\n"), `event:`, and `:` comments (ignored); `id:` and
 `retry:` are accepted and dropped.
+
+It runs once per streamed chunk, so the common case is kept short: lines ending in LF only (a CR
+anywhere takes the general path), a `data: ` line appended without the general field split, and
+an event of one data line dispatched without a join.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ DONE_SENTINEL = "[DONE]"
 _LINE_END = re.compile(r"\r\n|\n|\r")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SSEEvent:
     """One dispatched event: its `event:` name (None when absent) and its joined data."""
 
@@ -48,15 +52,26 @@ class SSEParser:
             self._after_cr = False
             if text.startswith("\n"):
                 text = text[1:]
-        text = self._partial + text
-        lines = _LINE_END.split(text)
+        if self._partial:
+            text = self._partial + text
+        if "\r" in text:
+            lines = _LINE_END.split(text)
+            self._after_cr = text.endswith("\r")
+        else:
+            lines = text.split("\n")
         self._partial = lines.pop()  # not terminated yet
-        self._after_cr = text.endswith("\r")
         events: list[SSEEvent] = []
+        data = self._data
         for line in lines:
-            event = self.feed_line(line)
-            if event is not None:
-                events.append(event)
+            if not line:
+                if data:
+                    events.append(self._dispatch())
+                else:
+                    self._event = None
+            elif line.startswith("data: "):
+                data.append(line[6:])
+            else:
+                self.feed_line(line)
         return events
 
     def feed_line(self, line: str) -> SSEEvent | None:
@@ -85,10 +100,11 @@ class SSEParser:
         return self._dispatch()
 
     def _dispatch(self) -> SSEEvent | None:
-        if not self._data:
+        data = self._data
+        if not data:
             self._event = None
             return None
-        event = SSEEvent(data="\n".join(self._data), event=self._event)
-        self._data = []
+        event = SSEEvent(data[0] if len(data) == 1 else "\n".join(data), self._event)
+        data.clear()  # in place: `feed` holds this list
         self._event = None
         return event

@@ -64,12 +64,17 @@ class ToolSpec:
 class ChatStream:
     """One streamed reply. Iterate it for parts; `id` and `usage` are known once it is exhausted.
 
-    Providers build it around an async generator that fills in `id`/`usage` as it goes. Nothing
-    touches the network until iteration starts; `aclose()` releases the connection early.
+    Providers build it around an async generator that fills in `id`/`usage` as it goes: either of
+    parts (`bind`) or of batches of parts (`bind_batches`, the HTTP providers: one batch per
+    network read). Iterating yields one part per model delta either way; `batches()` yields the
+    batches (a single part each for a source of parts), so a consumer can merge what arrived
+    together. Nothing touches the network until iteration starts; `aclose()` releases the
+    connection early.
     """
 
     def __init__(self, parts: AsyncIterator[StreamPart] | None = None) -> None:
         self._parts = parts
+        self._batches: AsyncIterator[list[StreamPart]] | None = None
         self.id: str | None = None
         self.usage: TokenUsage | None = None
 
@@ -77,15 +82,75 @@ class ChatStream:
         self._parts = parts
         return self
 
+    def bind_batches(self, batches: AsyncIterator[list[StreamPart]]) -> ChatStream:
+        self._batches = batches
+        return self
+
     def __aiter__(self) -> AsyncIterator[StreamPart]:
+        if self._batches is not None:
+            return self._flatten(self._batches)
         if self._parts is None:
             raise RuntimeError("ChatStream has no source")
         return self._parts
 
+    def batches(self) -> AsyncIterator[list[StreamPart]]:
+        """The parts grouped as they arrived (one network read each, for the HTTP providers)."""
+        if self._batches is not None:
+            return self._batches
+        return self._singles(aiter(self))
+
+    @staticmethod
+    async def _flatten(batches: AsyncIterator[list[StreamPart]]) -> AsyncIterator[StreamPart]:
+        async for batch in batches:
+            for part in batch:
+                yield part
+
+    @staticmethod
+    async def _singles(parts: AsyncIterator[StreamPart]) -> AsyncIterator[list[StreamPart]]:
+        async for part in parts:
+            yield [part]
+
     async def aclose(self) -> None:
-        closer = getattr(self._parts, "aclose", None)
+        source = self._batches if self._batches is not None else self._parts
+        closer = getattr(source, "aclose", None)
         if closer is not None:
             await closer()
+
+
+def merge_deltas(batch: list[StreamPart]) -> list[StreamPart]:
+    """Adjacent deltas of one kind in one batch joined into one part: text, unsigned thinking, and
+    the argument fragments of the open tool call.
+
+    What the user reads is the same; the parts after the model (the stream, the session record,
+    the ACP and Wire messages) are paid once per network read instead of once per delta.
+    """
+    if len(batch) < 2:
+        return batch
+    out: list[StreamPart] = []
+    run: list[Any] = []  # adjacent parts of one kind, still to be joined
+
+    def close() -> None:
+        if len(run) == 1:
+            out.append(run[0])
+        elif run and type(run[0]) is TextPart:
+            out.append(TextPart(text="".join(p.text for p in run)))
+        elif run and type(run[0]) is ThinkPart:
+            out.append(ThinkPart(think="".join(p.think for p in run)))
+        elif run:
+            out.append(ToolCallPart(arguments_part="".join(p.arguments_part or "" for p in run)))
+        run.clear()
+
+    for part in batch:
+        kind = type(part)
+        if kind is TextPart or kind is ToolCallPart or (kind is ThinkPart and not part.encrypted):
+            if run and type(run[0]) is not kind:
+                close()
+            run.append(part)
+        else:
+            close()
+            out.append(part)
+    close()
+    return out
 
 
 class ChatProvider(Protocol):

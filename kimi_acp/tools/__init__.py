@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
 def builtin_tools() -> list[Tool]:
     """The default tool set, in the order the model sees it (the reference agent's order)."""
+    from .agent import Agent
     from .fetch import FetchURL
     from .glob import Glob
     from .grep import Grep
@@ -18,11 +19,12 @@ def builtin_tools() -> list[Tool]:
     from .question import AskUserQuestion
     from .read import ReadFile
     from .replace import StrReplaceFile
+    from .search import SearchWeb
     from .shell import Shell
     from .tasks import TaskList, TaskOutput, TaskStop
     from .todo import SetTodoList
     from .write import WriteFile
 
-    return [AskUserQuestion(), SetTodoList(), Shell(), TaskList(), TaskOutput(), TaskStop(),
+    return [Agent(), AskUserQuestion(), SetTodoList(), Shell(), TaskList(), TaskOutput(), TaskStop(),
             ReadFile(), ReadMediaFile(), Glob(), Grep(), WriteFile(), StrReplaceFile(),
-            FetchURL(), ExitPlanMode(), EnterPlanMode()]
+            SearchWeb(), FetchURL(), ExitPlanMode(), EnterPlanMode()]

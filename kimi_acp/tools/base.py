@@ -63,6 +63,16 @@ class _YoloState(Protocol):
     def yolo(self) -> bool: ...
 
 
+class SubagentLauncher(Protocol):
+    """Runs the Agent tool's subagents for one root session (kimi_acp/subagents/, tools/agent.py)."""
+
+    def types(self) -> Sequence[Any]: ...
+
+    def has_model(self, alias: str) -> bool: ...
+
+    async def run(self, params: Any, ctx: ToolContext) -> ToolReturnValue: ...
+
+
 class PlanHost(Protocol):
     """Plan mode as EnterPlanMode / ExitPlanMode drive it (the core implements it)."""
 
@@ -95,6 +105,7 @@ class ToolContext:
     tool_name: str = ""  # the approval's `sender`
     plan: PlanHost | None = None  # plan mode, for the plan tools (tools/plan.py)
     tasks: TaskTable | None = None  # the session's background tasks (kimi_acp/kaos/tasks.py)
+    subagents: SubagentLauncher | None = None  # runs the Agent tool's subagents (root sessions only)
 
     def resolve(self, path: str) -> Path:
         """A tool path argument as an absolute path (relative ones are taken from the work dir)."""

@@ -1,27 +1,37 @@
 """FetchURL: a web page (or any text resource) as text the model can read.
 
-A local HTTP GET: redirects followed (bounded), timeouts, the body streamed and cut at a size cap,
-HTML reduced to Markdown (markdownify over BeautifulSoup, imported lazily), other text passed
-through, binary refused. No approval, as in Kimi (only Shell, file edits, TaskStop and MCP ask).
+With `[services.moonshot_fetch]` configured (the toolset points `services` at the session's
+config), the page is first asked of that service, as Kimi Code CLI does: POST `{"url": ...}` with
+`Accept: text/markdown`, and a 200 answer's body is the page's main content. When the service
+fails (an HTTP error, a timeout, unreachable, no credential, an empty answer) the failure is
+logged and the local fetch runs instead.
 
-Kimi's optional `services.moonshot_fetch` backend is not implemented here: the local path is used.
+The local fetch: an HTTP GET, redirects followed (bounded), timeouts, the body streamed and cut at
+a size cap, HTML reduced to Markdown (markdownify over BeautifulSoup, imported lazily), other text
+passed through, binary refused. No approval, as in Kimi (only Shell, file edits, TaskStop and MCP ask).
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
-import httpx
 from pydantic import Field
 
 from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, cap_output, tool_error, tool_ok
 
+log = logging.getLogger(__name__)
+
 NAME = "FetchURL"
 MAX_FETCH_BYTES = 5 * 1024 * 1024  # the most of a body read; the rest is not downloaded
 MAX_REDIRECTS = 5
-TIMEOUT = httpx.Timeout(connect=15.0, read=30.0, write=30.0, pool=30.0)
+# (connect, read, write, pool): httpx.Timeout's tuple form, so httpx loads only when a fetch runs
+TIMEOUT = (15.0, 30.0, 30.0, 30.0)
+# The fetch service loads and extracts the page itself: give it longer than a plain GET.
+SERVICE_TIMEOUT = (15.0, 60.0, 30.0, 30.0)
 # Sites often refuse unknown clients; Kimi sends a browser's User-Agent too.
 USER_AGENT = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -61,6 +71,10 @@ class FetchURL(Tool[FetchURLParams]):
     description = DESCRIPTION
     params = FetchURLParams
 
+    def __init__(self) -> None:
+        # The session config's `[services]`; the toolset points this at the core's config.
+        self.services: Callable[[], Any] = lambda: None
+
     async def run(self, params: FetchURLParams, ctx: ToolContext) -> ToolReturnValue:
         url = params.url.strip()
         if not re.match(r"https?://", url, re.I):
@@ -68,57 +82,99 @@ class FetchURL(Tool[FetchURLParams]):
                 f"`{params.url}` is not an http(s) URL. Give a full URL starting with http:// or https://.",
                 brief="Invalid URL",
             )
-        try:
-            fetched = await _get(url)
-        except httpx.TooManyRedirects:
+        services = self.services()
+        service = getattr(services, "moonshot_fetch", None) if services is not None else None
+        if service is not None:
+            fetched = await _fetch_with_service(service, url, ctx.tool_call_id)
+            if isinstance(fetched, ToolReturnValue):
+                return fetched
+            log.warning("FetchURL: the fetch service failed (%s); fetching %s locally", fetched, url)
+            result = await _fetch_locally(url)
+            if result.is_error:
+                note = f" (The fetch service failed first: {fetched}.)"
+                result = result.model_copy(update={"message": result.message + note})
+            return result
+        return await _fetch_locally(url)
+
+
+async def _fetch_with_service(service: Any, url: str, tool_call_id: str) -> ToolReturnValue | str:
+    """The page from the fetch service, or why the service did not give it (credentials redacted)."""
+    from .web_service import ServiceFailure, post
+
+    try:
+        reply = await post(service, tool_call_id, {"url": url}, timeout=SERVICE_TIMEOUT, accept="text/markdown")
+    except ServiceFailure as failure:
+        return failure.message
+    if reply.status != 200:
+        excerpt = reply.error_excerpt(200)
+        return f"HTTP {reply.status}" + (f": {excerpt}" if excerpt else "")
+    text = reply.text
+    if not text.strip():
+        return "an empty answer"
+    output, truncated = cap_output(text)
+    message = "The returned content is the main content extracted from the page."
+    if truncated or len(reply.body) >= MAX_FETCH_BYTES:
+        message = "The content was truncated: only the beginning of the page is returned."
+    return tool_ok(output, message=message)
+
+
+async def _fetch_locally(url: str) -> ToolReturnValue:
+    """The page by a GET from here: the tool without a fetch service, or when it failed."""
+    import httpx
+
+    try:
+        fetched = await _get(url)
+    except httpx.TooManyRedirects:
+        return tool_error(
+            f"Failed to fetch URL: more than {MAX_REDIRECTS} redirects.", brief="Too many redirects"
+        )
+    except httpx.TimeoutException as exc:
+        return tool_error(f"Failed to fetch URL: the request timed out ({type(exc).__name__}).", brief="Timeout")
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
+        return tool_error(
+            f"Failed to fetch URL due to network error: {exc or type(exc).__name__}. "
+            "This may indicate the URL is invalid or the server is unreachable.",
+            brief="Network error",
+        )
+    status, content_type, charset, body, cut = fetched
+    if status >= 400:
+        return tool_error(
+            f"Failed to fetch URL. Status: {status}. "
+            "This may indicate the page is not accessible or the server is down.",
+            brief=f"HTTP {status} error",
+        )
+    if not body:
+        return tool_ok("", message="The response body is empty.", brief="Empty response body")
+    is_html = content_type.startswith(_HTML_TYPES) or (not content_type and _looks_like_html(body))
+    if not is_html and not _is_text(content_type, body):
+        what = content_type or "unknown type"
+        return tool_error(
+            f"The URL returned binary content ({what}), which cannot be shown as text. "
+            "Download it with a shell command if you need it.",
+            brief="Binary content",
+        )
+    text = _decode(body, charset)
+    if is_html:
+        text = html_to_markdown(text)
+        if not text.strip():
             return tool_error(
-                f"Failed to fetch URL: more than {MAX_REDIRECTS} redirects.", brief="Too many redirects"
+                "Failed to extract meaningful content from the page. The page may need JavaScript "
+                "to render its content.",
+                brief="No content extracted",
             )
-        except httpx.TimeoutException as exc:
-            return tool_error(f"Failed to fetch URL: the request timed out ({type(exc).__name__}).", brief="Timeout")
-        except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
-            return tool_error(
-                f"Failed to fetch URL due to network error: {exc or type(exc).__name__}. "
-                "This may indicate the URL is invalid or the server is unreachable.",
-                brief="Network error",
-            )
-        status, content_type, charset, body, cut = fetched
-        if status >= 400:
-            return tool_error(
-                f"Failed to fetch URL. Status: {status}. "
-                "This may indicate the page is not accessible or the server is down.",
-                brief=f"HTTP {status} error",
-            )
-        if not body:
-            return tool_ok("", message="The response body is empty.", brief="Empty response body")
-        is_html = content_type.startswith(_HTML_TYPES) or (not content_type and _looks_like_html(body))
-        if not is_html and not _is_text(content_type, body):
-            what = content_type or "unknown type"
-            return tool_error(
-                f"The URL returned binary content ({what}), which cannot be shown as text. "
-                "Download it with a shell command if you need it.",
-                brief="Binary content",
-            )
-        text = _decode(body, charset)
-        if is_html:
-            text = html_to_markdown(text)
-            if not text.strip():
-                return tool_error(
-                    "Failed to extract meaningful content from the page. The page may need JavaScript "
-                    "to render its content.",
-                    brief="No content extracted",
-                )
-            message = "The returned content is the main text content extracted from the page."
-        else:
-            message = "The returned content is the full content of the page."
-        output, truncated = cap_output(text)
-        if cut or truncated:
-            message = "The content was truncated: only the beginning of the page is returned."
-        return tool_ok(output, message=message)
+        message = "The returned content is the main text content extracted from the page."
+    else:
+        message = "The returned content is the full content of the page."
+    output, truncated = cap_output(text)
+    if cut or truncated:
+        message = "The content was truncated: only the beginning of the page is returned."
+    return tool_ok(output, message=message)
 
 
 async def _get(url: str) -> tuple[int, str, str | None, bytes, bool]:
     """(status, content type, charset, body up to the cap, whether the body was cut)."""
+    import httpx
+
     from ..llm.http import shared_ssl_context
 
     async with httpx.AsyncClient(

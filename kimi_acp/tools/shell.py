@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from ..kaos.base import CommandResult
 from ..wire.types import ShellDisplayBlock, ToolReturnValue, UnknownDisplayBlock
 from .base import MAX_LINE_CHARS, MAX_OUTPUT_CHARS, Params, Tool, ToolContext, cap_output, tool_error, tool_ok
+from .tasks import task_display
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +114,7 @@ async def _run_background(params: ShellParams, ctx: ToolContext) -> ToolReturnVa
         "use TaskOutput to read its output and TaskStop to stop it.",
         message="Background task started.",
         brief=f"Started {task.id}",
+        display=[task_display(task)],
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..kaos.tasks import TERMINAL, BackgroundTask, TaskTable
-from ..wire.types import ToolReturnValue
+from ..wire.types import BackgroundTaskDisplayBlock, ToolReturnValue
 from .base import Params, Tool, ToolContext, tool_error, tool_ok
 
 STOP_ACTION = "stop background task"
@@ -17,6 +17,11 @@ def _table(ctx: ToolContext) -> TaskTable | ToolReturnValue:
         return tool_error("Background tasks can only be managed by the root agent.",
                           brief="Background task unavailable")
     return ctx.tasks
+
+
+def task_display(task: BackgroundTask) -> BackgroundTaskDisplayBlock:
+    """The task as clients draw it (Kimi's `background_task` display block; ACP cards show it too)."""
+    return BackgroundTaskDisplayBlock(task_id=task.id, kind=task.kind, status=task.status, description=task.description)
 
 
 def _not_found(task_id: str) -> ToolReturnValue:
@@ -46,7 +51,7 @@ class TaskList(Tool[TaskListParams]):
             text = "No active background tasks." if params.active_only else "No background tasks."
         else:
             text = "\n\n".join(t.summary() for t in tasks)
-        return tool_ok(text, message="Task list retrieved.")
+        return tool_ok(text, message="Task list retrieved.", display=[task_display(t) for t in tasks])
 
 
 class TaskOutputParams(Params):
@@ -75,7 +80,9 @@ class TaskOutput(Tool[TaskOutputParams]):
             task = await table.wait(params.task_id, params.timeout)
         finished = task.status in TERMINAL
         retrieval = "success" if finished else ("timeout" if params.block else "not_ready")
-        return tool_ok(_format_output(table, task, retrieval), message="Task output retrieved.")
+        return tool_ok(
+            _format_output(table, task, retrieval), message="Task output retrieved.", display=[task_display(task)]
+        )
 
 
 def _format_output(table: TaskTable, task: BackgroundTask, retrieval: str) -> str:
@@ -123,6 +130,8 @@ class TaskStop(Tool[TaskStopParams]):
         task = table.get(params.task_id)
         if task is None:
             return _not_found(params.task_id)
-        await ctx.approve(action=STOP_ACTION, description=f"Stop background task `{params.task_id}`")
+        await ctx.approve(
+            action=STOP_ACTION, description=f"Stop background task `{params.task_id}`", display=[task_display(task)]
+        )
         task = await table.stop(params.task_id, reason=params.reason.strip() or "Stopped by TaskStop")
-        return tool_ok(task.summary(), message="Task stop requested.")
+        return tool_ok(task.summary(), message="Task stop requested.", display=[task_display(task)])

@@ -76,6 +76,29 @@ class _Pending:
         )
 
 
+class MessageMerger:
+    """Joins streamed chunks into whole messages (as wire.jsonl stores them): `feed` returns what
+    is complete so far, `flush` the message still being accumulated. Used to forward a subagent's
+    stream: its text arrives as one part per step, its tool calls with their whole arguments."""
+
+    def __init__(self) -> None:
+        self._pending: _Pending | None = None
+
+    def feed(self, message: WireMessage) -> list[WireMessage]:
+        if self._pending is not None and self._pending.absorb(message):
+            return []
+        out = self.flush()
+        if isinstance(message, (TextPart, ThinkPart, ToolCall)):
+            self._pending = _Pending(message, 0.0)
+        elif not isinstance(message, ToolCallPart):  # a part with no open call carries nothing
+            out.append(message)
+        return out
+
+    def flush(self) -> list[WireMessage]:
+        pending, self._pending = self._pending, None
+        return [pending.build()] if pending is not None else []
+
+
 class WireRecorder:
     """Appends merged messages to a session's wire.jsonl. Call `flush()` at turn boundaries."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,8 +190,21 @@ def notification_message(method: str, params: Any) -> dict[str, Any]:
 def dumps(message: dict[str, Any]) -> bytes:
     """One line of compact JSON, newline-terminated, UTF-8 (non-ASCII kept as is).
 
-    A string that UTF-8 cannot encode (a lone surrogate) falls back to ASCII escapes, which any
-    JSON reader accepts, instead of failing the write."""
+    orjson encodes it when it is loaded (~15x faster than the json module; it comes with the
+    model's HTTP stack, `llm.http`, so start-up never waits for it). Whatever orjson refuses —
+    a lone surrogate, a non-string key, an int past 64 bits, deep nesting, a type it would
+    encode where the json module would not (dataclasses, datetimes) — goes the json module's way,
+    with its rules: a string that UTF-8 cannot encode (a lone surrogate) falls back to ASCII
+    escapes, which any JSON reader accepts, instead of failing the write."""
+    orjson = sys.modules.get("orjson")
+    fast = getattr(orjson, "dumps", None)
+    if fast is not None:
+        try:
+            # Dataclasses and datetimes go to orjson's `default` (none given): an error, so the
+            # json module decides about them, as before.
+            return fast(message, option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME) + b"\n"
+        except TypeError:  # orjson.JSONEncodeError is a TypeError
+            pass
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
     try:
         return (text + "\n").encode("utf-8")

@@ -145,6 +145,16 @@ class ShellDisplayBlock(_Model):
     command: str
 
 
+class BackgroundTaskDisplayBlock(_Model):
+    """A background task's state (Shell with run_in_background, TaskList/TaskOutput/TaskStop), as Kimi sends it."""
+
+    type: Literal["background_task"] = "background_task"
+    task_id: str
+    kind: str
+    status: str
+    description: str
+
+
 class UnknownDisplayBlock(_Model):
     """A display block of a type we do not know; kept as `{type, data}` so it round-trips."""
 
@@ -165,6 +175,7 @@ _KNOWN_DISPLAY = {
     "diff": DiffDisplayBlock,
     "todo": TodoDisplayBlock,
     "shell": ShellDisplayBlock,
+    "background_task": BackgroundTaskDisplayBlock,
 }
 
 
@@ -179,6 +190,7 @@ DisplayBlock = Annotated[
         Annotated[DiffDisplayBlock, Tag("diff")],
         Annotated[TodoDisplayBlock, Tag("todo")],
         Annotated[ShellDisplayBlock, Tag("shell")],
+        Annotated[BackgroundTaskDisplayBlock, Tag("background_task")],
         Annotated[UnknownDisplayBlock, Tag("unknown")],
     ],
     Discriminator(_display_discriminator),

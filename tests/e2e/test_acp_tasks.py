@@ -29,7 +29,7 @@ async def test_background_task_runs_locally_and_session_close_kills_it(share, pr
         updates = agent.recorder.updates(session.session_id)
         (permission,) = agent.client.permission_requests
         done = {u["toolCallId"].rsplit("/", 1)[-1]: u for u in of_kind(updates, "tool_call_update") if u.get("status") == "completed"}
-        assert "task_id: bash-1" in json.dumps(done["bg"].get("content"))
+        assert "sleepers (`bash-1`, bash): **running**" in json.dumps(done["bg"].get("content"))
         out_content = json.dumps(done["out"].get("content"))
         assert "retrieval_status: timeout" in out_content and "ready" in out_content
         assert permission["tool_call"].title.startswith("Shell")

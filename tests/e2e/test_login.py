@@ -59,7 +59,7 @@ def closed_port() -> int:
 
 
 def test_openai_compatible_happy_path(share: Path, server: FakeLLMServer) -> None:
-    proc = login(share, "3", server.base_url, KEY, "my-model", "", "")
+    proc = login(share, "4", server.base_url, KEY, "my-model", "", "")
 
     assert proc.returncode == 0, proc.stderr
     path = share / "config.toml"
@@ -81,7 +81,7 @@ def test_openai_compatible_happy_path(share: Path, server: FakeLLMServer) -> Non
 
 
 def test_pick_listed_model_by_number(share: Path, server: FakeLLMServer) -> None:
-    proc = login(share, "3", server.base_url, KEY, "2", "", "")
+    proc = login(share, "4", server.base_url, KEY, "2", "", "")
 
     assert proc.returncode == 0, proc.stderr
     assert " 1. alpha-model" in proc.stdout and " 3. gamma-model" in proc.stdout
@@ -92,7 +92,7 @@ def test_pick_listed_model_by_number(share: Path, server: FakeLLMServer) -> None
 
 def test_listed_context_length_becomes_the_default(share: Path) -> None:
     with FakeLLMServer(models=[{"id": "served", "object": "model", "max_model_len": 32768}]) as srv:
-        proc = login(share, "3", srv.base_url, "", "", "", "")
+        proc = login(share, "4", srv.base_url, "", "", "", "")
 
     assert proc.returncode == 0, proc.stderr
     data = read_toml(share / "config.toml")
@@ -103,7 +103,7 @@ def test_listed_context_length_becomes_the_default(share: Path) -> None:
 
 def test_rejected_key_then_good_key(share: Path) -> None:
     with FakeLLMServer(models=["m"], api_keys={GOOD_KEY}) as srv:
-        proc = login(share, "3", srv.base_url, KEY, "y", GOOD_KEY, "", "", "")
+        proc = login(share, "4", srv.base_url, KEY, "y", GOOD_KEY, "", "", "")
 
     assert proc.returncode == 0, proc.stderr
     assert "rejected" in proc.stderr
@@ -114,7 +114,7 @@ def test_rejected_key_then_good_key(share: Path) -> None:
 
 def test_rejected_key_saved_anyway(share: Path) -> None:
     with FakeLLMServer(models=["m"], api_keys={GOOD_KEY}) as srv:
-        proc = login(share, "3", srv.base_url, KEY, "n", "m", "", "")
+        proc = login(share, "4", srv.base_url, KEY, "n", "m", "", "")
 
     assert proc.returncode == 0, proc.stderr
     assert len(srv.requests) == 1
@@ -145,7 +145,7 @@ def test_existing_config_is_preserved_and_extended(share: Path, server: FakeLLMS
     path.write_text(original, encoding="utf-8")
     before = read_toml(path)
 
-    proc = login(share, "3", server.base_url, KEY, "1", "", "local")
+    proc = login(share, "4", server.base_url, KEY, "1", "", "local")
 
     assert proc.returncode == 0, proc.stderr
     text = path.read_text(encoding="utf-8")
@@ -175,7 +175,7 @@ def test_broken_existing_config_is_left_alone(share: Path, server: FakeLLMServer
     path = share / "config.toml"
     path.write_bytes(broken.encode())
 
-    proc = login(share, "3", server.base_url, KEY, "m", "", "")
+    proc = login(share, "4", server.base_url, KEY, "m", "", "")
 
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
@@ -187,7 +187,7 @@ def test_broken_existing_config_is_left_alone(share: Path, server: FakeLLMServer
 
 @pytest.mark.parametrize("answered", [0, 1, 2, 3, 4, 5])
 def test_eof_midway_writes_nothing(share: Path, server: FakeLLMServer, answered: int) -> None:
-    answers = ["3", server.base_url, KEY, "m", "", ""][:answered]
+    answers = ["4", server.base_url, KEY, "m", "", ""][:answered]
 
     proc = login(share, *answers)
 
@@ -203,14 +203,14 @@ def test_eof_keeps_existing_config_bytes(share: Path, server: FakeLLMServer) -> 
     path.write_text('# mine\ndefault_model = ""\n', encoding="utf-8")
     before = path.read_bytes()
 
-    proc = login(share, "3", server.base_url, KEY, "m")
+    proc = login(share, "4", server.base_url, KEY, "m")
 
     assert proc.returncode == 1
     assert path.read_bytes() == before
 
 
 def test_bad_context_size_is_asked_again(share: Path, server: FakeLLMServer) -> None:
-    proc = login(share, "3", server.base_url, KEY, "m", "lots", "0", "-5", "4096", "")
+    proc = login(share, "4", server.base_url, KEY, "m", "lots", "0", "-5", "4096", "")
 
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("Max context size") == 4
@@ -220,7 +220,7 @@ def test_bad_context_size_is_asked_again(share: Path, server: FakeLLMServer) -> 
 
 def test_anthropic_verification_headers(share: Path) -> None:
     with FakeLLMServer(models=["claude-a"]) as srv:
-        proc = login(share, "4", srv.url, KEY, "", "", "")
+        proc = login(share, "5", srv.url, KEY, "", "", "")
 
     assert proc.returncode == 0, proc.stderr
     (request,) = srv.requests
@@ -236,9 +236,9 @@ def test_anthropic_verification_headers(share: Path) -> None:
 
 
 def test_kimi_code_defaults_and_unverifiable_server(share: Path) -> None:
-    """Kind 1 with Enter everywhere but the URL; a server without /models only warns."""
+    """Kind 2 (the API-key subscription) with Enter everywhere but the URL; a server without /models only warns."""
     with FakeLLMServer() as srv:  # no model list: GET /v1/models answers 404
-        proc = login(share, "", srv.base_url, KEY, "", "", "")
+        proc = login(share, "2", srv.base_url, KEY, "", "", "")
 
     assert proc.returncode == 0, proc.stderr
     assert "could not verify (HTTP 404" in proc.stderr and "saving anyway" in proc.stderr
@@ -257,7 +257,7 @@ def test_kimi_code_defaults_and_unverifiable_server(share: Path) -> None:
 def test_unreachable_server_warns_and_saves(share: Path) -> None:
     base_url = f"http://127.0.0.1:{closed_port()}/v1"
 
-    proc = login(share, "3", base_url, KEY, "m", "", "")
+    proc = login(share, "4", base_url, KEY, "m", "", "")
 
     assert proc.returncode == 0, proc.stderr
     assert "could not verify (" in proc.stderr and "saving anyway" in proc.stderr

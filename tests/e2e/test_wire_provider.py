@@ -67,7 +67,8 @@ async def finish(wire: WireProcess, share_dir: Path) -> None:
     assert wire.proc.stdin is not None and wire.proc.stdout is not None
     wire.proc.stdin.close()
     rest = await wire.proc.stdout.read()
-    assert await wire.proc.wait() == 0
+    rc = await wire.proc.wait()
+    assert rc == 0, await wire.stderr_text()
     stdout = "\n".join(json.dumps(m) for m in wire.received) + rest.decode()
     stderr = await wire.stderr_text()
     assert SECRET not in stdout

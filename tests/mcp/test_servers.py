@@ -119,7 +119,7 @@ async def test_failures_are_reported_by_name_and_the_others_work(
             stdio("silent", "hang"),
             StdioServerConfig("missing", "/nonexistent/kimi-mcp-server"),
         ],
-        settings=McpClientSettings(connect_timeout_ms=1500),
+        settings=McpClientSettings(connect_timeout_ms=4000),
         work_dir=tmp_path,
     )
     manager.on_change(lambda status, changed: changes.append(changed))

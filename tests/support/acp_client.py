@@ -50,6 +50,7 @@ RESPONSE_DEFS = {
     "session/set_mode": "SetSessionModeResponse",
     "session/set_config_option": "SetSessionConfigOptionResponse",
     "session/prompt": "PromptResponse",
+    "logout": "LogoutResponse",
 }
 # Which definition validates the params of each message the agent sends.
 REQUEST_DEFS = {
@@ -371,7 +372,7 @@ async def spawn_acp(
         "-m",
         "kimi_acp",
         "acp",
-        env=env,
+        env={"PYTHONFAULTHANDLER": "1", **env},  # a crash prints every thread's stack to stderr
         cwd=str(cwd) if cwd else None,
         transport_kwargs={"limit": 64 * 1024 * 1024},
         observers=[recorder.observe],

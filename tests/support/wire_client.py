@@ -60,7 +60,8 @@ class WireProcess:
     @classmethod
     async def spawn(cls, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> WireProcess:
         """`python -m kimi_acp <args>` with line-level JSON helpers (any JSON-RPC over stdio)."""
-        full_env = {**os.environ, **(env or {})}
+        # A crash (SIGSEGV) prints the Python stacks of every thread to stderr, which tests show.
+        full_env = {"PYTHONFAULTHANDLER": "1", **os.environ, **(env or {})}
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",

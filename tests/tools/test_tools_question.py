@@ -174,9 +174,9 @@ def names(toolset: Toolset) -> list[str]:
     return [spec.name for spec in toolset.specs()]
 
 
-def test_it_comes_first_and_is_offered_by_default() -> None:
+def test_it_comes_right_after_agent_and_is_offered_by_default() -> None:
     toolset = Toolset(builtin_tools())
-    assert names(toolset)[:2] == ["AskUserQuestion", "SetTodoList"]
+    assert names(toolset)[:3] == ["Agent", "AskUserQuestion", "SetTodoList"]
     spec = toolset.get("AskUserQuestion").spec()  # type: ignore[union-attr]
     questions = spec.parameters["properties"]["questions"]
     assert (questions["minItems"], questions["maxItems"]) == (1, 4)

@@ -9,6 +9,7 @@ from kimi_acp.tools import builtin_tools
 def test_order_and_specs() -> None:
     tools = builtin_tools()
     assert [t.name for t in tools] == [
+        "Agent",
         "AskUserQuestion",
         "SetTodoList",
         "Shell",
@@ -21,6 +22,7 @@ def test_order_and_specs() -> None:
         "Grep",
         "WriteFile",
         "StrReplaceFile",
+        "SearchWeb",
         "FetchURL",
         "ExitPlanMode",
         "EnterPlanMode",
@@ -34,7 +36,7 @@ def test_order_and_specs() -> None:
 
 
 def test_package_import_is_cheap() -> None:
-    modules = ("shell", "read", "write", "replace", "glob", "grep", "todo", "question", "plan", "fetch", "media")
+    modules = ("shell", "read", "write", "replace", "glob", "grep", "todo", "question", "plan", "fetch", "media", "search", "web_service")
     names = ", ".join(repr(f"kimi_acp.tools.{m}") for m in modules)
     code = f"import sys, kimi_acp.tools; print(any(m in sys.modules for m in ({names})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

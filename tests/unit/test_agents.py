@@ -44,7 +44,7 @@ def test_tools_list_selects_in_the_files_order_and_skips_kimi_only_tools(tmp_pat
     agent = write(
         tmp_path / "agent.yaml",
         "agent:\n  extend: default\n  tools:\n"
-        "    - kimi_cli.tools.file:Grep\n    - kimi_cli.tools.web:SearchWeb\n    - kimi_cli.tools.file:ReadFile\n",
+        "    - kimi_cli.tools.file:Grep\n    - kimi_cli.tools.think:Think\n    - kimi_cli.tools.file:ReadFile\n",
     )
     assert [t.name for t in setup(load_agent_file(agent)).tools] == ["Grep", "ReadFile"]
 

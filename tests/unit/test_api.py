@@ -1,4 +1,6 @@
-"""The Python API (`Agent.arun`, `arun_events`, `arun_wire`, NDJSON helpers) on `_scripted_echo`."""
+"""The Python API (`Agent.arun`, `arun_events`, `arun_wire`, Kimi Wire NDJSON helpers) on `_scripted_echo`.
+
+The simple event stream (`arun_wire` default form) is tested in tests/unit/test_simple_stream.py."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kimi_acp import Agent, decode_event_line, encode_event_line
+from kimi_acp import Agent, decode_wire_line, encode_wire_line
 from kimi_acp.llm.errors import APIStatusError, ChatProviderError
 from kimi_acp.sessions import SessionSelectionError, find, work_dir_key
 from kimi_acp.wire.types import (
@@ -215,10 +217,10 @@ async def test_arun_wire_lines_decode_to_the_same_messages(make_agent: MakeAgent
         approvals.append(request)
         return "approve"
 
-    lines = [line async for line in make_agent(scripts, on_approval=approve).arun_wire("go")]
+    lines = [line async for line in make_agent(scripts, on_approval=approve).arun_wire("go", form="kimi")]
     expected = await collect(make_agent(scripts, on_approval=lambda r: "approve"), "go")
     assert all(line.endswith("\n") and line.count("\n") == 1 for line in lines)
-    decoded = [decode_event_line(line) for line in lines]
+    decoded = [decode_wire_line(line) for line in lines]
     assert len(decoded) == len(expected)
     for got, want in zip(decoded, expected):
         assert type(got) is type(want)
@@ -232,19 +234,19 @@ async def test_arun_wire_lines_decode_to_the_same_messages(make_agent: MakeAgent
             assert data["method"] == "request" and data["id"] == message.id == approvals[0].id
         else:
             assert data["method"] == "event" and "id" not in data
-        assert encode_event_line(message) == line  # and back again
+        assert encode_wire_line(message) == line  # and back again
     assert "héllo 世界" in "".join(lines)  # UTF-8 kept, not escaped
 
 
-def test_encode_event_line_of_requests_and_events() -> None:
+def test_encode_wire_line_of_requests_and_events() -> None:
     approval = ApprovalRequest(id="ap-1", tool_call_id="c1", sender="Shell", action="run command", description="d")
-    data = json.loads(encode_event_line(approval))
+    data = json.loads(encode_wire_line(approval))
     assert (data["method"], data["id"], data["params"]["type"]) == ("request", "ap-1", "ApprovalRequest")
-    external = json.loads(encode_event_line(ToolCallRequest(id="call-9", name="ext", arguments="{}")))
+    external = json.loads(encode_wire_line(ToolCallRequest(id="call-9", name="ext", arguments="{}")))
     assert (external["method"], external["id"]) == ("request", "call-9")
-    question = json.loads(encode_event_line(QuestionRequest(id="q-1", tool_call_id="c2", questions=[])))
+    question = json.loads(encode_wire_line(QuestionRequest(id="q-1", tool_call_id="c2", questions=[])))
     assert question["id"] == "q-1"
-    event = json.loads(encode_event_line(ToolCall(id="c1", function=FunctionBody(name="Shell", arguments="{}"))))
+    event = json.loads(encode_wire_line(ToolCall(id="c1", function=FunctionBody(name="Shell", arguments="{}"))))
     assert event == {
         "jsonrpc": "2.0",
         "method": "event",
@@ -268,16 +270,16 @@ def test_encode_event_line_of_requests_and_events() -> None:
         (b"\xff\xfe", "not a JSON line"),
     ],
 )
-def test_decode_event_line_errors_are_one_line_value_errors(line: str | bytes, fragment: str) -> None:
+def test_decode_wire_line_errors_are_one_line_value_errors(line: str | bytes, fragment: str) -> None:
     with pytest.raises(ValueError) as info:
-        decode_event_line(line)
+        decode_wire_line(line)
     assert fragment in str(info.value)
     assert "\n" not in str(info.value)
 
 
-def test_decode_event_line_accepts_bytes_and_legacy_names() -> None:
+def test_decode_wire_line_accepts_bytes_and_legacy_names() -> None:
     line = b'{"jsonrpc":"2.0","method":"event","params":{"type":"ApprovalRequestResolved","payload":{"request_id":"r","response":"approve"}}}\n'
-    assert decode_event_line(line) == ApprovalResponse(request_id="r", response="approve")
+    assert decode_wire_line(line) == ApprovalResponse(request_id="r", response="approve")
 
 
 async def test_session_resumes_an_earlier_session(make_agent: MakeAgent, work_dir: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from kimi_acp.config import ConfigError, load_config, resolve_model
 from kimi_acp.login import (
+    ACCOUNT,
     KINDS,
     Answers,
     InvalidAnswer,
@@ -72,10 +73,11 @@ def test_parse_alias() -> None:
 
 
 def test_parse_kind_choice() -> None:
-    assert parse_kind_choice("") is KIMI_CODE
-    assert parse_kind_choice(" 3 ") is OPENAI
-    assert parse_kind_choice("4") is ANTHROPIC
-    for bad in ("0", "5", "x", "-1", "1.0"):
+    assert parse_kind_choice("") is ACCOUNT  # the Kimi account (device flow) is the default
+    assert parse_kind_choice("2") is KIMI_CODE
+    assert parse_kind_choice(" 4 ") is OPENAI
+    assert parse_kind_choice("5") is ANTHROPIC
+    for bad in ("0", "6", "x", "-1", "1.0"):
         with pytest.raises(InvalidAnswer):
             parse_kind_choice(bad)
 
@@ -305,7 +307,7 @@ def test_run_login_writes_config(tmp_path: Path) -> None:
     path = tmp_path / "share" / "config.toml"
     out, err = io.StringIO(), io.StringIO()
     code = run_login(
-        input_fn=scripted("2", "", "", "", ""), secret_fn=scripted(KEY),
+        input_fn=scripted("3", "", "", "", ""), secret_fn=scripted(KEY),
         out=out, err=err, config_path=path, probe=offline_probe,
     )
     assert code == 0, err.getvalue()
@@ -321,7 +323,7 @@ def test_run_login_cancelled(tmp_path: Path, exc: BaseException, code: int) -> N
     path = tmp_path / "config.toml"
     err = io.StringIO()
     result = run_login(
-        input_fn=scripted("3", "http://h/v1", "m", exc), secret_fn=scripted(""),
+        input_fn=scripted("4", "http://h/v1", "m", exc), secret_fn=scripted(""),
         out=io.StringIO(), err=err, config_path=path, probe=offline_probe,
     )
     assert result == code

@@ -15,6 +15,7 @@ from kimi_acp.wire.types import (
     ApprovalRequest,
     ApprovalResponse,
     AudioURLPart,
+    BackgroundTaskDisplayBlock,
     BriefDisplayBlock,
     BtwBegin,
     BtwEnd,
@@ -91,7 +92,8 @@ SAMPLES: dict[str, Any] = {
                 DiffDisplayBlock(path="/a", old_text="x", new_text="y", old_start=1, new_start=1),
                 TodoDisplayBlock(items=[TodoDisplayItem(title="t", status="in_progress")]),
                 ShellDisplayBlock(language="bash", command="ls"),
-                UnknownDisplayBlock(type="background_task", data={"task_id": "b1"}),
+                BackgroundTaskDisplayBlock(task_id="bash-1", kind="bash", status="running", description="d"),
+                UnknownDisplayBlock(type="future_block", data={"task_id": "b1"}),
             ],
             extras={"e": 1},
         ),
@@ -214,7 +216,8 @@ def test_unknown_display_block_round_trips() -> None:
 def test_known_display_blocks_keep_their_classes() -> None:
     result = round_trip(SAMPLES["ToolResult"])
     kinds = [type(b) for b in result.return_value.display]
-    assert kinds == [BriefDisplayBlock, DiffDisplayBlock, TodoDisplayBlock, ShellDisplayBlock, UnknownDisplayBlock]
+    assert kinds == [BriefDisplayBlock, DiffDisplayBlock, TodoDisplayBlock, ShellDisplayBlock,
+                     BackgroundTaskDisplayBlock, UnknownDisplayBlock]
 
 
 def test_unknown_payload_keys_from_newer_peers_are_ignored() -> None:

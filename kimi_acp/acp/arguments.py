@@ -1,0 +1,120 @@
+"""A tool call's arguments while they stream: read incrementally, not re-parsed per delta.
+
+The card of a call shows a title from one argument (`WriteFile: src/app.py`) and the arguments
+(`rawInput`) before the model has finished writing them. Re-parsing the whole argument string on
+every delta made a long WriteFile cost O(n²); here each delta is fed once to `streamingjson`'s
+lexer, which keeps the state of the unfinished JSON and completes it (closing strings, objects,
+arrays) into a document that `json` can read.
+
+Only the head of the arguments is watched: once the title's argument is complete (a later key
+started) or WATCH_LIMIT characters were read, deltas are only collected, and the arguments are
+read whole once, when the call is complete (`final`). A title argument that comes after a very
+long one therefore shows when the call is complete, not while it streams.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+WATCH_LIMIT = 8192  # characters of the arguments read incrementally, at most
+_FEED_SLICE = 512  # streamingjson copies the rest of its input per character: feed it in slices
+
+
+class StreamingArguments:
+    """The arguments of one call: `append` each delta, read `partial` while they stream and
+    `final` once they are complete."""
+
+    def __init__(self, first: str | None = None) -> None:
+        self._chunks: list[str] = []
+        self._text: str | None = ""
+        self._lexer: Any = None
+        self._fed = 0
+        self._watching = True
+        self._partial: dict[str, Any] = {}
+        self._final: dict[str, Any] | None = None
+        if first:
+            self.append(first)
+
+    @property
+    def text(self) -> str:
+        """Everything received so far, joined."""
+        if self._text is None:
+            self._text = "".join(self._chunks)
+            self._chunks = [self._text]
+        return self._text
+
+    @property
+    def partial(self) -> dict[str, Any]:
+        """The arguments as far as they can be read so far ({} before the first key)."""
+        return self._partial
+
+    @property
+    def watching(self) -> bool:
+        return self._watching
+
+    def append(self, fragment: str) -> bool:
+        """Add a delta; True when `partial` changed."""
+        if not fragment:
+            return False
+        self._chunks.append(fragment)
+        self._text = None
+        self._final = None
+        if not self._watching:
+            return False
+        room = WATCH_LIMIT - self._fed
+        piece = fragment[:room]
+        self._fed += len(piece)
+        if self._fed >= WATCH_LIMIT:
+            self._watching = False
+        lexer = self._get_lexer()
+        for start in range(0, len(piece), _FEED_SLICE):
+            lexer.append_string(piece[start : start + _FEED_SLICE])
+        try:
+            value = json.loads(lexer.complete_json())
+        except ValueError:
+            return False  # e.g. text after the object: the whole read at the end decides
+        if not isinstance(value, dict):
+            return False
+        value = _without_trailing_half_pair(value)
+        if value == self._partial:
+            return False
+        self._partial = value
+        return True
+
+    def stop_watching(self) -> None:
+        """Nothing more is needed while the arguments stream (the title is settled)."""
+        self._watching = False
+        self._lexer = None
+
+    def complete(self, key: str) -> bool:
+        """Whether the value of `key` is final: a later key has started after it."""
+        if key not in self._partial:
+            return False
+        return next(reversed(self._partial)) != key
+
+    def final(self) -> dict[str, Any]:
+        """The complete arguments as an object ({} when they are not a JSON object)."""
+        if self._final is None:
+            try:
+                value = json.loads(self.text or "{}")
+            except ValueError:
+                value = {}
+            self._final = value if isinstance(value, dict) else {}
+        return self._final
+
+    def _get_lexer(self) -> Any:
+        if self._lexer is None:
+            import streamingjson  # small and pure Python; loaded with the first streamed call
+
+            self._lexer = streamingjson.Lexer()
+        return self._lexer
+
+
+def _without_trailing_half_pair(value: dict[str, Any]) -> dict[str, Any]:
+    """A string cut between the two `\\uXXXX` halves of one character ends in a lone high
+    surrogate: dropped until the other half arrives (it could not be encoded as UTF-8)."""
+    for key, item in value.items():
+        if isinstance(item, str) and item and "\ud800" <= item[-1] <= "\udbff":
+            value[key] = item[:-1]
+    return value

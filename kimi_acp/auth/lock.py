@@ -1,0 +1,78 @@
+"""A lock file shared by every process that refreshes the same login.
+
+Zed may run several `kimi acp` processes and a terminal may run `kimi --wire` beside them; a
+refresh token may be spent only once, so refreshing happens under an exclusive lock on
+`credentials/<name>.lock` (the file Kimi Code CLI locks too): the holder refreshes and writes the
+new tokens, the others wait, re-read the file and find them. flock on POSIX, msvcrt on Windows.
+The lock dies with its process, so a crash never leaves it held.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+LOCK_TIMEOUT = 30.0  # a refresh is one HTTP request with retries; more means a stuck holder
+
+
+class LockTimeout(OSError):
+    """Another process held the lock for longer than the timeout."""
+
+
+class RefreshLock:
+    def __init__(self, path: Path, *, timeout: float = LOCK_TIMEOUT, poll: float = 0.05) -> None:
+        self.path = path
+        self.timeout = timeout
+        self.poll = poll
+        self._fd: int | None = None
+
+    def __enter__(self) -> RefreshLock:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                _lock(fd)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise LockTimeout(f"another process holds {self.path}") from None
+                time.sleep(self.poll)
+        self._fd = fd
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            _unlock(fd)
+        finally:
+            os.close(fd)
+
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _lock(fd: int) -> None:
+        if os.fstat(fd).st_size == 0:
+            os.write(fd, b"\0")
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)

@@ -1,0 +1,70 @@
+"""ACP cards for background tasks: which approval a Shell call may ask (decided from its
+arguments), and the `background_task` display blocks shown as the tasks' state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from kimi_acp.acp.convert import approval_actions, result_content, runs_unasked
+from kimi_acp.wire.types import BackgroundTaskDisplayBlock, BriefDisplayBlock, ToolReturnValue
+
+
+@dataclass
+class State:
+    session_actions: frozenset[str] = frozenset()
+    yolo: bool = False
+
+
+@pytest.mark.parametrize(
+    ("arguments", "approved", "expected"),
+    [
+        ({"command": "ls"}, {"run command"}, True),
+        ({"command": "ls", "run_in_background": False}, {"run command"}, True),
+        ({"command": "ls", "run_in_background": True}, {"run command"}, False),
+        ({"command": "ls", "run_in_background": True}, {"run background command"}, True),
+        ({"command": "ls"}, {"run background command"}, False),
+        ({"command": "ls", "run_in_background": "yes"}, {"run command"}, False),  # unclear: may be either
+        (None, {"run command"}, False),
+        (None, {"run command", "run background command"}, True),
+    ],
+)
+def test_shell_runs_unasked_only_when_its_own_action_is_approved(arguments, approved, expected):
+    assert runs_unasked("Shell", State(frozenset(approved)), arguments) is expected
+
+
+def test_approval_actions_of_other_tools_ignore_arguments():
+    assert approval_actions("TaskStop", {"task_id": "bash-1"}) == {"stop background task"}
+    assert approval_actions("SomeMcpTool", {}) is None
+    assert runs_unasked("SearchWeb", None) and runs_unasked("FetchURL", None)
+
+
+def _result(*blocks, output="model text", is_error=False) -> ToolReturnValue:
+    return ToolReturnValue(is_error=is_error, output=output, message="msg", display=list(blocks))
+
+
+def _texts(content) -> list[str]:
+    return [c["content"]["text"] for c in content]
+
+
+def test_started_listed_and_stopped_tasks_show_their_state():
+    running = BackgroundTaskDisplayBlock(task_id="bash-1", kind="bash", status="running", description="dev server")
+    killed = BackgroundTaskDisplayBlock(task_id="bash-2", kind="bash", status="killed", description="")
+    for tool in ("Shell", "TaskList", "TaskStop"):
+        content = result_content(tool, _result(BriefDisplayBlock(text="Started"), running, killed), terminal_shown=False)
+        assert _texts(content) == ["- dev server (`bash-1`, bash): **running**\n- bash-2 (`bash-2`, bash): **killed**"]
+
+
+def test_task_output_shows_the_state_then_the_output_verbatim():
+    done = BackgroundTaskDisplayBlock(task_id="bash-1", kind="bash", status="completed", description="tests")
+    content = result_content("TaskOutput", _result(done, output="status: completed\n[output]\n*ok*"), terminal_shown=False)
+    state, output = _texts(content)
+    assert state == "- tests (`bash-1`, bash): **completed**"
+    assert output.startswith("```\n") and "*ok*" in output  # fenced: not rendered as markdown
+
+
+def test_an_error_shows_the_error_not_a_state():
+    block = BackgroundTaskDisplayBlock(task_id="bash-1", kind="bash", status="running", description="x")
+    content = result_content("TaskStop", _result(block, output="", is_error=True), terminal_shown=False)
+    assert _texts(content) == ["msg"]

@@ -1,0 +1,128 @@
+"""The early Wire `replay` (kimi_acp/wire/early_replay.py): what it serves from the session file
+and every case it leaves to the loaded server."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from kimi_acp.fsutil import canonical_path
+from kimi_acp.wire import early_replay
+from kimi_acp.wire.early_replay import EVENT_NAMES, LEGACY_NAMES, REQUEST_NAMES, answer, replay_output, session_wire_file
+from kimi_acp.wire.types import EVENT_TYPES, LEGACY_TYPE_NAMES, REQUEST_TYPES
+
+META = json.dumps({"type": "metadata", "protocol_version": "1.10"})
+
+
+def record(kind: str, payload: dict) -> str:
+    return json.dumps({"timestamp": 1.0, "message": {"type": kind, "payload": payload}})
+
+
+def write(path: Path, *lines: str) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def decoded(output: bytes | None) -> list[dict]:
+    assert output is not None
+    return [json.loads(line) for line in output.decode().splitlines()]
+
+
+def test_names_are_the_decoders_own():
+    # never early-send a type the server would skip or send another way
+    assert EVENT_NAMES <= set(EVENT_TYPES) | {"ContentPart"}
+    assert REQUEST_NAMES <= set(REQUEST_TYPES)
+    assert not EVENT_NAMES & REQUEST_NAMES
+    assert LEGACY_NAMES == LEGACY_TYPE_NAMES
+
+
+def test_events_requests_and_the_response(tmp_path: Path):
+    path = write(
+        tmp_path / "wire.jsonl",
+        META,
+        record("TurnBegin", {"user_input": "héllo"}),
+        record("ContentPart", {"type": "text", "text": "a"}),
+        record("ApprovalRequest", {"id": "ap-1", "tool_call_id": "t", "sender": "Shell", "action": "run", "description": "x", "display": []}),
+        record("ApprovalRequestResolved", {"request_id": "ap-1", "response": "approve"}),
+        "",
+        record("TurnEnd", {}),
+    )
+    lines = decoded(replay_output(path, 7))
+    assert [m.get("method") for m in lines] == ["event", "event", "request", "event", "event", None]
+    assert lines[0]["params"] == {"type": "TurnBegin", "payload": {"user_input": "héllo"}}
+    assert lines[2]["id"] == "ap-1" and lines[2]["params"]["type"] == "ApprovalRequest"
+    assert lines[3]["params"]["type"] == "ApprovalResponse"  # the legacy name, renamed as the decoder does
+    assert lines[-1] == {"jsonrpc": "2.0", "id": 7, "result": {"status": "finished", "events": 4, "requests": 1}}
+
+
+def test_an_existing_session_without_a_file_replays_nothing(tmp_path: Path):
+    assert decoded(replay_output(tmp_path / "wire.jsonl", "r")) == [
+        {"jsonrpc": "2.0", "id": "r", "result": {"status": "finished", "events": 0, "requests": 0}}
+    ]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [record("TurnBegin", {"user_input": "x"})],  # no metadata: a legacy 1.1 file
+        [json.dumps({"type": "metadata", "protocol_version": "1.1"}), record("TurnBegin", {"user_input": "x"})],
+        [META, '{"timestamp": 1.0, "message": {"type": "TurnBeg'],  # torn line
+        [META, record("SomethingNew", {})],  # unknown type
+        [META, record("ApprovalRequest", {"tool_call_id": "t"})],  # a request without an id
+        [META, json.dumps({"timestamp": 1.0, "message": {"type": "TurnEnd"}})],  # no payload
+        [META, "[1, 2]"],
+    ],
+    ids=["legacy", "old-version", "torn", "unknown-type", "request-without-id", "no-payload", "not-an-object"],
+)
+def test_anything_unusual_is_left_to_the_server(tmp_path: Path, lines: list[str]):
+    assert replay_output(write(tmp_path / "wire.jsonl", *lines), "r") is None
+
+
+def session_dir(share: Path, work_dir: Path, session_id: str) -> Path:
+    key = hashlib.md5(str(canonical_path(work_dir)).encode()).hexdigest()
+    directory = share / "sessions" / key / session_id
+    directory.mkdir(parents=True)
+    return directory
+
+
+def test_the_session_file_is_found_only_for_an_existing_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    share, work = tmp_path / "share", tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(share))
+    directory = session_dir(share, work, "abc-1")
+    options = {"work_dir": str(work), "session_id": "abc-1", "continue_last": False}
+    assert session_wire_file(options) == directory / "wire.jsonl"
+    assert session_wire_file({**options, "session_id": "other"}) is None  # the server creates it
+    assert session_wire_file({**options, "session_id": None}) is None  # a new session
+    assert session_wire_file({**options, "continue_last": True}) is None
+    assert session_wire_file({**options, "session_id": "../x"}) is None
+    monkeypatch.chdir(work)
+    assert session_wire_file({**options, "work_dir": None}) == directory / "wire.jsonl"
+
+
+def test_only_a_plain_replay_request_is_answered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    share, work = tmp_path / "share", tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(share))
+    write(session_dir(share, work, "s1") / "wire.jsonl", META, record("TurnEnd", {}))
+    options = {"work_dir": str(work), "session_id": "s1", "continue_last": False}
+    plain = {"jsonrpc": "2.0", "id": "r", "method": "replay"}
+    assert decoded(answer(plain, options))[-1]["result"]["events"] == 1
+    assert decoded(answer({**plain, "params": {}}, options))[-1]["id"] == "r"
+    for other in (
+        {**plain, "method": "prompt"},
+        {**plain, "params": {"x": 1}},
+        {**plain, "id": True},
+        {**plain, "id": None},
+        {k: v for k, v in plain.items() if k != "id"},  # a notification
+        {**plain, "jsonrpc": "1.0"},
+    ):
+        assert answer(other, options) is None, other
+
+
+def test_a_huge_history_is_left_to_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(early_replay, "MAX_FILE_BYTES", 10)
+    assert replay_output(write(tmp_path / "wire.jsonl", META, record("TurnEnd", {})), "r") is None

@@ -180,3 +180,28 @@ async def test_unknown_type_and_model_are_tool_errors(start_wire):
     assert got["m"]["is_error"] and got["m"]["message"] == "Unknown model alias: nope"
     assert not events(seen, "SubagentEvent")
     assert await wire.close() == 0
+
+
+async def test_parallel_subagents_share_approve_for_session(start_wire):
+    two = "\n".join([agent_call("s1"), agent_call("s2", description="look again")])
+    shell = tool_call("c1", "Shell", {"command": "echo parallel"})
+    scripts = [two, shell, shell, f"text: {REPORT}", f"text: {REPORT}", "text: both done"]
+    wire = await start_wire(scripts)
+    await wire.call("initialize", INIT)
+    prompt_id = await wire.request("prompt", {"user_input": "go"})
+    first, _ = await wire.next_request()
+    second, _ = await wire.next_request()
+    asked = [r["params"]["payload"] for r in (first, second)]
+    assert {p["source_description"] for p in asked} == {"look around", "look again"}
+    assert len({p["agent_id"] for p in asked}) == 2 and {p["tool_call_id"] for p in asked} == {"c1"}
+    # approving one for the session approves the other one waiting for the same action
+    await wire.respond(first["id"], {"request_id": asked[0]["id"], "response": "approve_for_session"})
+    response, seen = await wire.response(prompt_id)
+    assert response["result"] == {"status": "finished"}
+    answers = {e["payload"]["request_id"]: e["payload"]["response"] for e in events(seen, "ApprovalResponse")}
+    assert answers == {asked[0]["id"]: "approve_for_session", asked[1]["id"]: "approve"}
+    got = results(seen)
+    for call_id in ("s1", "s2"):
+        assert not got[call_id]["is_error"] and got[call_id]["output"].endswith(REPORT)
+    assert got["s1"]["output"].split("\n")[0] != got["s2"]["output"].split("\n")[0]
+    assert await wire.close() == 0

@@ -54,6 +54,8 @@ KEY_ARGUMENT = {
     "FetchURL": "url",
     "SearchWeb": "query",
     "Agent": "description",
+    "TaskOutput": "task_id",
+    "TaskStop": "task_id",
 }
 PATH_ARGUMENTS = {"ReadFile": "path", "ReadMediaFile": "path", "WriteFile": "path", "StrReplaceFile": "path", "Glob": "directory", "Grep": "path"}
 PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from ..wire.types import (
     ApprovalRequest,
+    BackgroundTaskDisplayBlock,
     ApprovalResponse,
     CompactionBegin,
     CompactionEnd,
@@ -53,6 +54,7 @@ from .convert import (
     result_content,
     runs_unasked,
     session_capability,
+    task_lines,
     text_content,
     tool_kind,
     tool_locations,
@@ -223,6 +225,9 @@ class UpdateMapper:
             shell = next((b for b in request.display if isinstance(b, ShellDisplayBlock)), None)
             text = f"```{shell.language}\n{shell.command}\n```" if shell else request.description
             content = [text_content(text)]
+            tasks = [b for b in request.display if isinstance(b, BackgroundTaskDisplayBlock)]
+            if tasks:  # TaskStop: which task, in the words of its card
+                content.append(text_content(task_lines(tasks)))
         return {
             "toolCallId": self.acp_id(key),
             "title": call.title if call and call.title else request.description,

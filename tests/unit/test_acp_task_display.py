@@ -68,3 +68,20 @@ def test_an_error_shows_the_error_not_a_state():
     block = BackgroundTaskDisplayBlock(task_id="bash-1", kind="bash", status="running", description="x")
     content = result_content("TaskStop", _result(block, output="", is_error=True), terminal_shown=False)
     assert _texts(content) == ["msg"]
+
+
+def test_a_taskstop_permission_request_names_the_task():
+    from pathlib import Path
+
+    from kimi_acp.acp.updates import UpdateMapper
+    from kimi_acp.wire.types import ApprovalRequest, FunctionBody, ToolCall
+
+    mapper = UpdateMapper(Path("/project"))
+    mapper.map(ToolCall(id="s1", function=FunctionBody(name="TaskStop", arguments='{"task_id": "bash-1"}')))
+    block = BackgroundTaskDisplayBlock(task_id="bash-1", kind="bash", status="running", description="dev server")
+    request = ApprovalRequest(id="r1", tool_call_id="s1", sender="TaskStop", action="stop background task",
+                              description="Stop background task `bash-1`", display=[block])
+    card = mapper.permission_tool_call(request)
+    texts = [c["content"]["text"] for c in card["content"]]
+    assert texts == ["Stop background task `bash-1`", "- dev server (`bash-1`, bash): **running**"]
+    assert card["title"] == "TaskStop: bash-1" and card["status"] == "pending"

@@ -9,9 +9,12 @@ AskUserQuestion, SetTodoList or the plan-mode tools: a subagent reports to its c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ..agents import AgentSpec
 from ..tools.agent import SubagentTypeInfo
+
+if TYPE_CHECKING:
+    from ..agents import AgentSpec
 
 READ_ONLY = ("ReadFile", "ReadMediaFile", "Glob", "Grep", "SearchWeb", "FetchURL")
 CALLER_NOTE = (
@@ -24,17 +27,32 @@ CALLER_NOTE = (
 
 @dataclass(frozen=True)
 class SubagentKind:
+    """A type the Agent tool offers. A built-in one makes its agent spec only when it first runs
+    (agents.py is not needed to list it: `kimi acp` attaches the tool on its start-up path)."""
+
     name: str
     description: str
-    spec: AgentSpec
+    tools: tuple[str, ...] | None = None  # a built-in's tools
+    role: str = ""  # a built-in's ROLE_ADDITIONAL
+    file_spec: Any = None  # an agent file's subagent: its AgentSpec
+
+    def spec(self) -> AgentSpec:
+        if self.file_spec is not None:
+            return self.file_spec  # type: ignore[no-any-return]
+        from ..agents import AgentSpec
+
+        return AgentSpec(name=self.name, tools=self.tools, system_prompt_args={"ROLE_ADDITIONAL": self.role})
 
     def info(self, available: list[str]) -> SubagentTypeInfo:
-        return SubagentTypeInfo(self.name, self.description, tuple(self.spec.tool_names(available)))
+        if self.file_spec is not None:
+            names = tuple(self.file_spec.tool_names(available))
+        else:
+            names = tuple(n for n in self.tools or () if n in available)
+        return SubagentTypeInfo(self.name, self.description, names)
 
 
 def _builtin(name: str, description: str, tools: tuple[str, ...], role: str = "") -> SubagentKind:
-    role_text = CALLER_NOTE + ("\n\n" + role if role else "")
-    return SubagentKind(name, description, AgentSpec(name=name, tools=tools, system_prompt_args={"ROLE_ADDITIONAL": role_text}))
+    return SubagentKind(name, description, tools, CALLER_NOTE + ("\n\n" + role if role else ""))
 
 
 BUILTIN_KINDS: dict[str, SubagentKind] = {
@@ -71,4 +89,4 @@ def kinds_for(spec: AgentSpec | None) -> dict[str, SubagentKind]:
     """An agent file's `subagents`, if it has any; otherwise the built-in types."""
     if spec is None or not spec.subagents:
         return dict(BUILTIN_KINDS)
-    return {name: SubagentKind(name, sub.description, sub.spec) for name, sub in spec.subagents.items()}
+    return {name: SubagentKind(name, sub.description, file_spec=sub.spec) for name, sub in spec.subagents.items()}

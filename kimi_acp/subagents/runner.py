@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +24,7 @@ from ..core.hook_points import ALLOW, HookRunner, HookVerdict
 from ..core.turn import INTERNAL_SIGNALS
 from ..llm.errors import APIStatusError, ChatProviderError
 from ..sessions import child_session
-from ..tools.agent import AgentParams, SubagentTypeInfo
+from ..tools.agent import AgentParams
 from ..tools.base import ToolContext, tool_error, tool_ok
 from ..wire.file import MessageMerger
 from ..wire.serde import to_envelope
@@ -64,7 +63,7 @@ class _Run:
 
 
 class SubagentRunner:
-    """The root session's `SubagentLauncher` (see tools/agent.py)."""
+    """Runs the Agent tool's calls for one root session (the `Launcher` in __init__ delegates here)."""
 
     def __init__(self, root: AgentCore, kinds: dict[str, SubagentKind]) -> None:
         self.root = root
@@ -72,11 +71,7 @@ class SubagentRunner:
         self.store = SubagentStore(root.session.dir)
         self._running: set[str] = set()  # agent ids running in this process
 
-    # ------------------------------------------------------------------ SubagentLauncher
-
-    def types(self) -> Sequence[SubagentTypeInfo]:
-        available = [t.name for t in _builtin_tool_list()]
-        return [kind.info(available) for kind in self.kinds.values()]
+    # ------------------------------------------------------------------ running a call (Launcher.run)
 
     def has_model(self, alias: str) -> bool:
         return alias in self.root.config.models
@@ -167,7 +162,8 @@ class SubagentRunner:
 
     def _build_child(self, run: _Run, forward: _Forwarder, background: bool) -> AgentCore:
         root = self.root
-        tools = setup(run.kind.spec).tools
+        spec = run.kind.spec()
+        tools = setup(spec).tools
         child = AgentCore(
             session=child_session(root.session, run.record.agent_id),
             loaded_config=root.loaded_config,
@@ -175,7 +171,7 @@ class SubagentRunner:
             model_alias=run.model or root.model_alias,
             thinking=root.thinking,
             tools=tools,
-            system_prompt=run.kind.spec.prompt_builder(),
+            system_prompt=spec.prompt_builder(),
             extra_dirs=root.workspace_dirs(),
         )
         child.approvals = root.approvals.for_subagent(
@@ -261,12 +257,6 @@ def _foreground_timeout(requested: int | None) -> int | None:
         except ValueError:
             log.warning("ignoring %s=%r: not a number of seconds", TIMEOUT_ENV, raw)
     return FOREGROUND_TIMEOUT_S
-
-
-def _builtin_tool_list() -> list[Any]:
-    from ..tools import builtin_tools
-
-    return builtin_tools()
 
 
 class _Forwarder:

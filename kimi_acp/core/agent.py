@@ -2,8 +2,10 @@
 
 A turn is TurnBegin, then steps (StepBegin, the model's streamed reply, tool calls started as soon
 as each is complete, their ToolResults, a StatusUpdate), then TurnEnd — always, whether the turn
-finished, failed or was cancelled. Every message goes out on `self.stream`; the session recorder
-and the front ends subscribe to it. Nothing here knows which front end is listening.
+finished, failed or was cancelled. One step (a model reply and its tool calls) is `core/step.py`;
+retries, steering, compaction and the turn's end are here. Every message goes out on
+`self.stream`; the session recorder and the front ends subscribe to it. Nothing here knows which
+front end is listening.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import logging
 import random
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,10 +22,10 @@ from ..config import Config, ConfigError, LoadedConfig, ResolvedModel, resolve_m
 from ..kaos.base import Kaos
 from ..kaos.tasks import TaskTable
 from ..llm.errors import ChatProviderError, is_retryable
-from ..llm.types import ChatProvider, ChatStream, Message, merge_deltas
+from ..llm.types import ChatProvider, Message
 from ..sessions import Session, shorten_title
 from ..tools import builtin_tools
-from ..tools.base import SubagentLauncher, Tool, ToolContext, tool_error
+from ..tools.base import SubagentLauncher, Tool, ToolContext
 from ..tools.plan import EXIT as EXIT_PLAN_MODE
 from ..wire.file import WireRecorder
 from ..wire.types import (
@@ -39,11 +40,8 @@ from ..wire.types import (
     StepInterrupted,
     StepRetry,
     TextPart,
-    ThinkPart,
     TodoDisplayItem,
     ToolCall,
-    ToolCallPart,
-    ToolResult,
     TurnBegin,
     TurnEnd,
     UserInput,
@@ -55,14 +53,15 @@ from .compaction import compact, should_compact
 from .context import Context
 from .errors import LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
 from .hook_points import NO_HOOKS, HookRunner
-from .messages import assistant_message, estimate_tokens, system_note, tool_result_message, user_message
+from .messages import system_note, user_message
 from .plan_file import ensure_plan, plan_file_path, release_plan
 from .prompt import PromptBuilder, PromptInputs, default_prompt, format_skills
 from .services import TurnService
 from .slash import CommandProvider, SlashRegistry, parse_slash
 from .slash_commands import NestedTurn, run_slash_command
+from .step import run_step
 from .stream import MessageStream
-from .toolset import CANCELLED_MESSAGE, ToolOutcome, Toolset
+from .toolset import ToolOutcome, Toolset
 from .turn import INTERNAL_SIGNALS, CommandsChanged, ModeChanged, TitleChanged, TurnResult
 
 __all__ = ["AgentCore", "INTERNAL_SIGNALS", "ModeChanged", "TitleChanged", "TurnResult"]
@@ -72,7 +71,6 @@ log = logging.getLogger(__name__)
 RETRY_INITIAL_S = 0.3
 RETRY_MAX_S = 5.0
 RETRY_AFTER_CAP_S = 60.0
-TOOL_CANCEL_GRACE_S = 0.8
 SESSION_END_WAIT_S = 5.0  # SessionEnd hooks at close: bounded, the process may be exiting
 PLAN_MODE_REMINDER = (
     "<system-reminder>Plan mode is on. You MUST NOT make any edits (with the exception of the plan file "
@@ -81,31 +79,6 @@ PLAN_MODE_REMINDER = (
     "Workflow: understand the code (Glob, Grep, ReadFile), design one recommended approach, write the plan "
     "to the plan file with WriteFile or StrReplaceFile, then {finish}.</system-reminder>"
 )
-
-
-@dataclass
-class _StepState:
-    """What one model reply produced so far, enough to record a consistent history if cut short."""
-
-    text: list[str] = field(default_factory=list)
-    think: list[str] = field(default_factory=list)
-    encrypted: str | None = None
-    calls: list[ToolCall] = field(default_factory=list)
-    tasks: dict[str, asyncio.Task[ToolOutcome]] = field(default_factory=dict)
-    open_call: ToolCall | None = None
-    open_args: list[str] = field(default_factory=list)
-
-    def close_open_call(self) -> ToolCall | None:
-        call, self.open_call = self.open_call, None
-        if call is None:
-            return None
-        args = "".join(self.open_args)
-        complete = call.model_copy(update={"function": call.function.model_copy(update={"arguments": args or None})})
-        self.calls.append(complete)
-        return complete
-
-    def assistant(self) -> Message:
-        return assistant_message("".join(self.think), self.encrypted, "".join(self.text), self.calls)
 
 
 class AgentCore:
@@ -537,7 +510,7 @@ class AgentCore:
         attempt = 1
         while True:
             try:
-                return await self._step_once(provider)
+                return await run_step(self, provider)
             except ChatProviderError as exc:
                 if not is_retryable(exc) or attempt >= attempts:
                     raise
@@ -556,84 +529,21 @@ class AgentCore:
                 await asyncio.sleep(wait)
                 attempt += 1
 
-    async def _step_once(self, provider: ChatProvider) -> list[ToolOutcome]:
-        state = _StepState()
-        assert self.context.system_prompt is not None
-        history: list[Message] = self.context.history
-        if self.plan_mode:
-            history = [*history, Message(role="user", content=self._plan_reminder())]
-        stream: ChatStream = provider.stream(self.context.system_prompt, self.toolset.specs(), history)
-        send = self.stream.send
-        try:
-            try:
-                # Deltas that arrived in one network read go on as one part (llm.types.merge_deltas).
-                async for batch in stream.batches():
-                    for part in merge_deltas(batch):
-                        send(part)
-                        if isinstance(part, TextPart):
-                            self._dispatch(state, state.close_open_call())
-                            state.text.append(part.text)
-                        elif isinstance(part, ThinkPart):
-                            self._dispatch(state, state.close_open_call())
-                            state.think.append(part.think)
-                            if part.encrypted:
-                                state.encrypted = part.encrypted
-                        elif isinstance(part, ToolCall):
-                            self._dispatch(state, state.close_open_call())
-                            state.open_call = part
-                            state.open_args = [part.function.arguments or ""]
-                        elif isinstance(part, ToolCallPart):
-                            if state.open_call is not None and part.arguments_part:
-                                state.open_args.append(part.arguments_part)
-                        else:
-                            self._dispatch(state, state.close_open_call())
-                self._dispatch(state, state.close_open_call())
-            finally:
-                await stream.aclose()
-            self._send_status(stream)
-            outcomes = [await state.tasks[c.id] for c in state.calls]
-        except asyncio.CancelledError:
-            await self._record_cut_short(state)
-            raise
-        except BaseException:
-            await _cancel_tasks(state.tasks.values())
-            raise
-        reply = state.assistant()
-        results = [tool_result_message(o.call.id, o.result) for o in outcomes]
-        self.context.append([reply, *results])
-        usage = stream.usage
-        self.context.set_token_count(
-            usage.total + estimate_tokens(results) if usage is not None else self.context.estimated_tokens
+    def tool_context(self, call: ToolCall, tool_name: str) -> ToolContext:
+        """Everything one tool call may use (a `StepHost` method, core/step.py)."""
+        return ToolContext(
+            work_dir=self.work_dir,
+            kaos=self.kaos,
+            tool_call_id=call.id,
+            approver=self.approvals,
+            todos=self,
+            send_request=self.send_request,
+            additional_dirs=self.workspace_dirs(),
+            tool_name=tool_name,
+            plan=self,
+            tasks=self.tasks,
+            subagents=self.subagents,
         )
-        return outcomes
-
-    def _dispatch(self, state: _StepState, call: ToolCall | None) -> None:
-        if call is None:
-            return
-        if call.id in state.tasks:  # a model reusing an id within one reply: keep ids unique
-            call = call.model_copy(update={"id": f"{call.id}-{len(state.tasks)}"})
-            state.calls[-1] = call
-        state.tasks[call.id] = asyncio.create_task(self._run_tool(call))
-
-    async def _run_tool(self, call: ToolCall) -> ToolOutcome:
-        def make_context(name: str) -> ToolContext:
-            return ToolContext(
-                work_dir=self.work_dir,
-                kaos=self.kaos,
-                tool_call_id=call.id,
-                approver=self.approvals,
-                todos=self,
-                send_request=self.send_request,
-                additional_dirs=self.workspace_dirs(),
-                tool_name=name,
-                plan=self,
-                tasks=self.tasks,
-                subagents=self.subagents,
-            )
-
-        outcome = await self.toolset.handle(call, make_context)
-        self.stream.send(ToolResult(tool_call_id=call.id, return_value=outcome.result))
-        return outcome
 
     async def send_request(self, request: Request) -> Any:
         """Put a request on the stream and wait for whoever drives the session to answer it."""
@@ -646,24 +556,6 @@ class AgentCore:
         finally:
             self._requests.pop(id(request), None)
 
-    async def _record_cut_short(self, state: _StepState) -> None:
-        """Cancelled mid-step: stop the tools, then keep a history the model can continue from."""
-        state.open_call = None  # a call whose arguments never finished streaming is dropped
-        await _cancel_tasks(state.tasks.values())
-        results = []
-        for call in state.calls:
-            task = state.tasks.get(call.id)
-            if task is not None and task.done() and not task.cancelled() and task.exception() is None:
-                results.append(task.result().result)
-            else:
-                cancelled = tool_error(CANCELLED_MESSAGE, brief="Cancelled")
-                self.stream.send(ToolResult(tool_call_id=call.id, return_value=cancelled))
-                results.append(cancelled)
-        if state.text or state.think or state.calls:
-            messages = [state.assistant()]
-            messages += [tool_result_message(c.id, r) for c, r in zip(state.calls, results)]
-            self.context.append(messages)
-
     def _consume_steers(self) -> bool:
         if not self._steers:
             return False
@@ -673,28 +565,14 @@ class AgentCore:
             self.stream.send(SteerInput(user_input=steer))
         return True
 
-    def _plan_reminder(self) -> str:
+    def plan_reminder(self) -> str:
+        """The note a step in plan mode adds after the history (a `StepHost` method)."""
         path = self.plan_file_path()
         state = "exists: read it first, then update it" if path.exists() else "does not exist yet: create it with WriteFile"
         tool = self.toolset.get(EXIT_PLAN_MODE)
         can_exit = tool is not None and EXIT_PLAN_MODE not in self.toolset.hidden and getattr(tool, "listed", True)
         finish = "call ExitPlanMode for the user's approval" if can_exit else "present the plan and wait for the user"
         return PLAN_MODE_REMINDER.format(path=path, state=state, finish=finish)
-
-    def _send_status(self, stream: ChatStream) -> None:
-        max_size = self.max_context_size
-        usage = stream.usage
-        tokens = usage.input if usage is not None else self.context.estimated_tokens
-        self.stream.send(
-            StatusUpdate(
-                context_usage=round(tokens / max_size, 6) if max_size else None,
-                context_tokens=tokens,
-                max_context_tokens=max_size,
-                token_usage=usage,
-                message_id=stream.id,
-                plan_mode=self.plan_mode,
-            )
-        )
 
     # ------------------------------------------------------------------ model
 
@@ -753,12 +631,3 @@ def _backoff(attempt: int, retry_after: float | None) -> float:
     if retry_after is not None and retry_after > 0:
         return min(retry_after, RETRY_AFTER_CAP_S)
     return min(RETRY_MAX_S, RETRY_INITIAL_S * (2 ** (attempt - 1))) + random.uniform(0, 0.3)
-
-
-async def _cancel_tasks(tasks: Any) -> None:
-    pending = [t for t in tasks if not t.done()]
-    for task in pending:
-        task.cancel()
-    if pending:
-        await asyncio.wait(pending, timeout=TOOL_CANCEL_GRACE_S)
-

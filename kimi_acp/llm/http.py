@@ -16,7 +16,6 @@ import functools
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
-from contextlib import aclosing
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Self
 
@@ -234,13 +233,6 @@ class HTTPChatProvider:
         if not isinstance(value, dict):
             raise self._malformed(data)
         return value
-
-    async def _sse_events(self, url: str, body: dict[str, Any]) -> AsyncGenerator[SSEEvent, None]:
-        """POST `body` and yield the SSE events of the reply, one by one (see `_sse_batches`)."""
-        async with aclosing(self._sse_batches(url, body)) as batches:
-            async for batch in batches:
-                for event in batch:
-                    yield event
 
     async def _sse_batches(
         self, url: str, body: dict[str, Any], *, _reauthorized: bool = False

@@ -273,7 +273,7 @@ class _Forwarder:
         if isinstance(message, (Request, ApprovalResponse)):
             self.send_unwrapped(message)
             return
-        for merged in self._merger.feed(message):
+        for merged, _ in self._merger.feed(message):
             self._wrap(merged)
 
     def send_unwrapped(self, message: Any) -> None:
@@ -282,7 +282,7 @@ class _Forwarder:
         self._send(message)
 
     def flush(self) -> None:
-        for merged in self._merger.flush():
+        for merged, _ in self._merger.flush():
             self._wrap(merged)
 
     def _wrap(self, message: Any) -> None:

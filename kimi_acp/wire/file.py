@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -77,26 +77,28 @@ class _Pending:
 
 
 class MessageMerger:
-    """Joins streamed chunks into whole messages (as wire.jsonl stores them): `feed` returns what
-    is complete so far, `flush` the message still being accumulated. Used to forward a subagent's
-    stream: its text arrives as one part per step, its tool calls with their whole arguments."""
+    """Joins streamed chunks into whole messages, as wire.jsonl stores them: `feed` returns what is
+    complete so far, `flush` the message still being accumulated, each with the time it began
+    (`clock()` when its first chunk came). The recorder writes them; a subagent's stream is
+    forwarded through one (its text one part per step, its tool calls with their whole arguments)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
         self._pending: _Pending | None = None
 
-    def feed(self, message: WireMessage) -> list[WireMessage]:
+    def feed(self, message: WireMessage) -> Sequence[tuple[WireMessage, float]]:
         if self._pending is not None and self._pending.absorb(message):
-            return []
+            return ()  # the common case, once per streamed chunk: nothing allocated
         out = self.flush()
         if isinstance(message, (TextPart, ThinkPart, ToolCall)):
-            self._pending = _Pending(message, 0.0)
+            self._pending = _Pending(message, self._clock())
         elif not isinstance(message, ToolCallPart):  # a part with no open call carries nothing
-            out.append(message)
+            out.append((message, self._clock()))
         return out
 
-    def flush(self) -> list[WireMessage]:
+    def flush(self) -> list[tuple[WireMessage, float]]:
         pending, self._pending = self._pending, None
-        return [pending.build()] if pending is not None else []
+        return [(pending.build(), pending.timestamp)] if pending is not None else []
 
 
 class WireRecorder:
@@ -105,23 +107,15 @@ class WireRecorder:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: TextIO | None = None
-        self._pending: _Pending | None = None
+        self._merger = MessageMerger()
 
     def record(self, message: WireMessage) -> None:
-        if self._pending is not None and self._pending.absorb(message):
-            return
-        self.flush()
-        if isinstance(message, (TextPart, ThinkPart, ToolCall)):
-            self._pending = _Pending(message, time.time())
-        elif isinstance(message, ToolCallPart):
-            return  # a part with no open call carries nothing worth keeping
-        else:
-            self._write(message, time.time())
+        for merged, timestamp in self._merger.feed(message):
+            self._write(merged, timestamp)
 
     def flush(self) -> None:
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            self._write(pending.build(), pending.timestamp)
+        for merged, timestamp in self._merger.flush():
+            self._write(merged, timestamp)
 
     def close(self) -> None:
         self.flush()

@@ -144,14 +144,6 @@ def partial_argument(arguments: str, key: str) -> str | None:
         return raw
 
 
-def parse_arguments(arguments: str | None) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 # --------------------------------------------------------------------------- tool cards
 
 

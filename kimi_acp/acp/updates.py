@@ -247,8 +247,8 @@ class UpdateMapper:
         if key in self._calls:  # an id reused within one turn still gets its own card
             call.acp_id = f"{call.acp_id}#{len(self._calls)}"
         self._calls[key] = call
-        call.title = self._title(name, call.arguments, prefix)
         arguments = call.args.final() or call.args.partial
+        call.title = self._title(name, arguments or call.arguments, prefix)
         self._settle(call)
         update: Update = {
             "sessionUpdate": "tool_call",
@@ -293,7 +293,8 @@ class UpdateMapper:
             return []
         call.closed = True
         arguments = call.args.final()
-        call.title = self._title(call.name, call.arguments, call.prefix)
+        # read once: the title from the parsed arguments, from the text only when it is not JSON
+        call.title = self._title(call.name, arguments or call.arguments, call.prefix)
         update: Update = {
             "sessionUpdate": "tool_call_update",
             "toolCallId": call.acp_id,

@@ -36,7 +36,7 @@ class TaskListParams(Params):
 class TaskList(Tool[TaskListParams]):
     name = "TaskList"
     description = (
-        "List the background tasks of this session (started with `Shell` and `run_in_background=true`): "
+        "List the background tasks of this session (started with `run_in_background=true` by `Shell` or `Agent`): "
         "their ids, status, description and command. By default only tasks still running are listed; "
         "set `active_only=false` to include finished ones. Use TaskOutput to read a task's output."
     )

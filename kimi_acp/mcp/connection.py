@@ -7,6 +7,11 @@ race the generation's end, so a call never waits on a dead server. A server that
 dies is reconnected once, on the next call; a call already sent is never replayed (it may have
 had effects), unless the connection was refused before the request could reach the server.
 
+A call we stop waiting for (our tool timeout, the turn cancelled, the session closed) is cancelled
+on the server too: it gets one `notifications/cancelled` with the request's id, which the SDK does
+not send by itself. The id is seen on its way out (`_Outbox`), which also drops any further
+`notifications/cancelled` for an id already cancelled, should a newer SDK start sending its own.
+
 The `mcp` SDK is imported here, inside functions only.
 """
 
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import os
 import signal
@@ -34,6 +40,7 @@ CLOSE_GRACE_S = 5.0  # a clean transport shutdown (stdio: EOF, wait, SIGTERM, SI
 STDERR_TAIL_LINES = 20
 STDERR_LOG_LINES = 200  # per generation, so a chatty server cannot flood kimi.log
 _CONNECTION_CLOSED = -32000  # mcp.types.CONNECTION_CLOSED
+CANCEL_SEND_S = 2.0  # a `notifications/cancelled` not written within this is given up on
 
 
 class McpCallError(Exception):
@@ -68,6 +75,51 @@ class _Generation:
     error: BaseException | None = None
     pids: list[int] = field(default_factory=list)
     connected: bool = False
+    outbox: _Outbox | None = None
+
+
+@dataclass(eq=False)
+class _Call:
+    """One `tools/call` in flight: the JSON-RPC id it went out with (set by `_Outbox`)."""
+
+    task: asyncio.Task[Any] | None = None
+    request_id: Any = None
+
+
+_CURRENT_CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("mcp_call", default=None)
+
+
+class _Outbox:
+    """The session's write stream, watched on the way out: the id of each call's `tools/call`
+    request (the SDK keeps it to itself), and at most one `notifications/cancelled` per id."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.cancelled: set[Any] = set()
+
+    async def send(self, item: Any) -> None:
+        root = getattr(getattr(item, "message", None), "root", None)
+        method = getattr(root, "method", None)
+        if method == "tools/call" and hasattr(root, "id"):
+            call = _CURRENT_CALL.get()
+            if call is not None and call.request_id is None:
+                call.request_id = root.id
+        elif method == "notifications/cancelled":
+            request_id = (getattr(root, "params", None) or {}).get("requestId")
+            if request_id in self.cancelled:
+                return
+            self.cancelled.add(request_id)
+        await self._inner.send(item)
+
+    async def __aenter__(self) -> _Outbox:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 class McpConnection:
@@ -98,6 +150,8 @@ class McpConnection:
         self._closed = False
         self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._background: set[asyncio.Task[None]] = set()
+        self._calls: set[_Call] = set()  # in flight
+        self._cancelling: set[asyncio.Task[None]] = set()  # `notifications/cancelled` being sent
         register_secrets(config.secrets())
 
     # ------------------------------------------------------------------ status
@@ -177,7 +231,8 @@ class McpConnection:
                 group = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(group.cancel_scope.cancel)
                 group.start_soon(self._forward, gen, read, forward_send)
-                session = await stack.enter_async_context(self._client_session(forward_receive, write))
+                gen.outbox = _Outbox(write)
+                session = await stack.enter_async_context(self._client_session(forward_receive, gen.outbox))
                 await session.initialize()
                 tools = await _list_tools(session)
                 if gen.ready.done():  # the attempt timed out meanwhile and is being ended
@@ -325,7 +380,7 @@ class McpConnection:
         for attempt in range(2):
             session, gen = await self._usable()
             try:
-                return await self._request(gen, session.call_tool(tool, arguments), timeout)
+                return await self._request(gen, session, tool, arguments, timeout)
             except _Lost as lost:
                 if attempt == 0 and lost.undelivered and self._may_reconnect:
                     continue
@@ -358,15 +413,27 @@ class McpConnection:
     def _process_alive(self, gen: _Generation) -> bool:
         return all(procs.pid_running(pid) for pid in gen.pids)
 
-    async def _request(self, gen: _Generation, coro: Any, timeout: float) -> Any:
-        call = asyncio.ensure_future(coro)
+    async def _request(
+        self, gen: _Generation, session: Any, tool: str, arguments: dict[str, Any], timeout: float
+    ) -> Any:
+        record = _Call()
+
+        async def send() -> Any:
+            _CURRENT_CALL.set(record)  # this task's own context: `_Outbox` notes the id here
+            return await session.call_tool(tool, arguments)
+
+        call = record.task = asyncio.ensure_future(send())
         ended = asyncio.ensure_future(gen.ended.wait())
+        self._calls.add(record)
         try:
             done, _ = await asyncio.wait({call, ended}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             call.cancel()
             ended.cancel()
+            await self._abandon(gen, record, "the tool call was cancelled by the client")
             raise
+        finally:
+            self._calls.discard(record)
         if call in done:
             ended.cancel()
             if call.cancelled():
@@ -387,7 +454,48 @@ class McpConnection:
         if ended in done:
             raise _Lost(self._gen_reason(gen), undelivered=_refused(gen.error))
         ended.cancel()
+        await self._abandon(gen, record, f"timed out after {timeout:g} s")
         raise McpCallError(f"MCP tool call timed out after {timeout:g} s")
+
+    async def _abandon(self, gen: _Generation, record: _Call, reason: str, *, unwind: bool = True) -> None:
+        """Tell the server we gave up on a call (its task cancelled unless `unwind` is False).
+
+        Bounded: the notice is sent by a task of its own, waited for at most CANCEL_SEND_S (a
+        cancellation of the waiter leaves it to finish alone), so a server that reads nothing
+        cannot hold us."""
+        task = asyncio.create_task(
+            self._send_cancelled(gen, record, reason, unwind), name=f"mcp-cancel-{self.name}"
+        )
+        self._cancelling.add(task)
+        task.add_done_callback(self._cancelling.discard)
+        await asyncio.wait({task}, timeout=CANCEL_SEND_S + 0.5)
+
+    async def _send_cancelled(self, gen: _Generation, record: _Call, reason: str, unwind: bool) -> None:
+        from mcp import types
+
+        if unwind and record.task is not None:
+            # Let the call's task end first: its request may be going out right now, or (a newer
+            # SDK) the SDK may send a notice of its own, which `_Outbox` then counts.
+            await asyncio.wait({record.task}, timeout=CANCEL_SEND_S)
+            if record.task.done() and not record.task.cancelled():
+                return  # it was answered after all
+        session, outbox = gen.session, gen.outbox
+        if record.request_id is None or session is None or outbox is None or gen.ended.is_set():
+            return  # never sent, or the connection is gone (which ends the request anyway)
+        if record.request_id in outbox.cancelled:
+            return
+        notice = types.ClientNotification(
+            types.CancelledNotification(
+                params=types.CancelledNotificationParams(requestId=record.request_id, reason=reason)
+            )
+        )
+        try:
+            await asyncio.wait_for(session.send_notification(notice), CANCEL_SEND_S)
+            log.info("MCP server %r: cancelled request %s (%s)", self.name, record.request_id, reason)
+        except Exception as exc:
+            log.warning(
+                "MCP server %r: could not cancel request %s: %s", self.name, record.request_id, _flatten(exc)
+            )
 
     async def _expire(self, gen: _Generation) -> None:
         await self._end(gen, kill=False)
@@ -410,6 +518,13 @@ class McpConnection:
             self._connecting.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._connecting
+        gen = self._gen
+        if gen is not None and self._calls:  # calls still waiting: the server may stop them now
+            await asyncio.gather(
+                *(self._abandon(gen, c, "the session was closed", unwind=False) for c in list(self._calls))
+            )
+        if self._cancelling:  # notices still going out (a call cancelled just before): let them
+            await asyncio.wait(set(self._cancelling), timeout=CANCEL_SEND_S)
         if self._gen is not None:
             await self._end(self._gen, kill=False)
         if self.state != "failed":

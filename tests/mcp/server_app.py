@@ -7,6 +7,8 @@
     python server_app.py hang                  read stdin, never answer
 
 With MCP_TEST_CRASH_IF_EXISTS=PATH in the environment, any mode crashes while PATH exists.
+With MCP_TEST_CANCEL_LOG=PATH, the stdio mode appends one JSON line (the params) to PATH for each
+`notifications/cancelled` it receives, before handling it.
 
 The tool names carry a prefix (`--prefix P`) so that several servers in one session can offer
 distinct tools, or (same prefix) clashing ones.
@@ -56,6 +58,18 @@ def build(prefix: str, port: int = 0):
         await asyncio.sleep(seconds)  # the server stays responsive meanwhile
         return "done"
 
+    @app.tool(name=f"{prefix}linger", description="Sleep; `marker`.started at once, `marker` if cancelled.")
+    async def linger(seconds: float, marker: str) -> str:
+        with open(marker + ".started", "w"):
+            pass
+        try:
+            await asyncio.sleep(seconds)
+        except BaseException as exc:  # the SDK cancels the handler on `notifications/cancelled`
+            with open(marker, "a") as f:
+                f.write(f"{type(exc).__name__}\n")
+            raise
+        return "lingered"
+
     @app.tool(name=f"{prefix}big", description="A long text.")
     def big(chars: int) -> str:
         return "x" * chars
@@ -70,6 +84,32 @@ def build(prefix: str, port: int = 0):
         return "grown"
 
     return app
+
+
+async def serve_stdio_logging_cancels(app, log_path: str) -> None:
+    """FastMCP's stdio serving, with a tap on what the client sends."""
+    import json
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        tapped_send, tapped_read = anyio.create_memory_object_stream(0)
+
+        async def tap() -> None:
+            async with tapped_send:
+                async for item in read:
+                    root = getattr(getattr(item, "message", None), "root", None)
+                    if getattr(root, "method", None) == "notifications/cancelled":
+                        with open(log_path, "a") as f:
+                            f.write(json.dumps(root.params) + "\n")
+                    await tapped_send.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(tap)
+            server = app._mcp_server
+            await server.run(tapped_read, write, server.create_initialization_options())
+            group.cancel_scope.cancel()
 
 
 def main() -> None:
@@ -90,7 +130,11 @@ def main() -> None:
             pass
         time.sleep(600)
         return
-    if mode == "stdio":
+    if mode == "stdio" and os.environ.get("MCP_TEST_CANCEL_LOG"):
+        import anyio
+
+        anyio.run(serve_stdio_logging_cancels, build(prefix), os.environ["MCP_TEST_CANCEL_LOG"])
+    elif mode == "stdio":
         build(prefix).run("stdio")
     elif mode == "http":
         build(prefix, int(args[1])).run("streamable-http")

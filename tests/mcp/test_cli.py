@@ -115,7 +115,7 @@ def test_test_connects_and_lists_tools() -> None:
     assert ok.exit_code == 0, ok.output
     assert "✓ Connected to 'local'" in ok.output
     assert "    - echo: Echo the text back." in ok.output
-    assert "Available tools: 8" in ok.output
+    assert "Available tools: 9" in ok.output
     bad = invoke("test", "broken")
     assert bad.exit_code == 1
     assert "✗ Connection failed:" in bad.output and "refuses to start" in bad.output

@@ -89,8 +89,11 @@ class Agent:
         max_steps_per_turn: int | None = None,
     ) -> None:
         from . import sessions
+        from .root_core import load_root_agent
 
         self._loaded = _load(config)
+        # the config's agent_file, checked before a session is created (AgentFileProblem, a ValueError)
+        self._agent = load_root_agent(self._loaded)
         self._session = sessions.select(Path(work_dir), session, continue_session)
         self._model = model
         self._yolo = yolo
@@ -107,21 +110,18 @@ class Agent:
     def core(self) -> AgentCore:
         if self._core is None:
             from .kaos.local import LocalKaos
+            from .root_core import build_root_core
 
-            self._core = AgentCore(
-                session=self._session,
-                loaded_config=self._loaded,
-                kaos=LocalKaos(),
+            # the agent file, skills, [[hooks]] and the Agent tool, as in every front end
+            self._core = build_root_core(
+                self._session,
+                self._loaded,
+                LocalKaos(),
+                agent=self._agent,
+                yolo=self._yolo or self._on_approval is None,
                 model_alias=self._model,
                 max_steps_per_turn=self._max_steps,
             )
-            self._core.approvals.runtime_yolo = self._yolo or self._on_approval is None
-            from .hooks import attach as attach_hooks
-
-            attach_hooks(self._core)  # the config's [[hooks]]
-            from .subagents import attach as attach_subagents
-
-            attach_subagents(self._core)  # the Agent tool
         return self._core
 
     async def arun(self, user_input: UserInput) -> str:

@@ -179,7 +179,7 @@ class Config(_Section):
     # brand directory (.kimi, .claude, .codex) is read or only the first.
     extra_skill_dirs: list[str] = Field(default_factory=list)
     merge_all_available_skills: bool = True
-    # An agent file for `kimi acp` sessions (kimi_acp/agents.py); `kimi --wire` takes --agent-file.
+    # The agent file of every root session (kimi_acp/agents.py, kimi_acp/root_core.py); `kimi --wire --agent-file` overrides it.
     # Not a Kimi Code CLI key (it has only the flag); `~` is expanded, relative paths are from config.toml.
     agent_file: str | None = None
 

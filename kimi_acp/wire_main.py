@@ -287,14 +287,12 @@ def _prepare(
         raise StartupError(f"work dir {directory} does not exist or is not a directory")
     extra_dirs = _existing_dirs("--add-dir", add_dirs)
     skill_dirs = _existing_dirs("--skills-dir", skills_dirs)
-    agent = None
-    if agent_file:
-        from .agents import AgentFileError, load_agent_file, setup
+    from .root_core import AgentFileProblem, build_root_core, load_root_agent
 
-        try:
-            agent = setup(load_agent_file(agent_file))
-        except AgentFileError as exc:
-            raise StartupError(str(exc)) from None
+    try:  # before the session is selected: a bad file leaves no empty session behind
+        agent = load_root_agent(loaded, agent_file or None)  # --agent-file, else the config's agent_file
+    except AgentFileProblem as exc:
+        raise StartupError(str(exc)) from None
     try:
         session = sessions.select(directory, session_id, continue_last)
     except (sessions.SessionSelectionError, OSError) as exc:
@@ -303,27 +301,22 @@ def _prepare(
     from .logs import setup_logging
 
     setup_logging("wire")
-    from .core.agent import AgentCore
     from .kaos.local import LocalKaos
-    from .skills import provider_for
     from .wire_server import WireServer
 
-    core = AgentCore(
-        session=session,
-        loaded_config=loaded,
-        kaos=LocalKaos(),
+    # hooks are attached here too; WireServer takes the same engine for the client's subscriptions
+    core = build_root_core(
+        session,
+        loaded,
+        LocalKaos(),
+        agent=agent,
+        skills_dirs=skill_dirs,
+        extra_dirs=extra_dirs,
+        yolo=yolo or None,  # --yolo, else the config's default_yolo
         model_alias=model,
         thinking=thinking,
         max_steps_per_turn=max_steps_per_turn,
-        tools=agent.tools if agent else None,
-        system_prompt=agent.system_prompt if agent else None,
-        commands=[provider_for(directory, loaded.config, skill_dirs)],
-        extra_dirs=extra_dirs,
     )
-    from .subagents import attach as attach_subagents
-
-    attach_subagents(core, agent.spec if agent else None)  # the Agent tool
-    core.approvals.runtime_yolo = yolo or loaded.config.default_yolo
     core.approvals.runtime_afk = afk
     if plan and not core.plan_mode:
         core.set_plan_mode(True, announce=False)

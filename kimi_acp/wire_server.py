@@ -125,7 +125,9 @@ class WireServer:
                 pass
         self._offer_questions()
         self._offer_plan_mode()
-        self.hooks = attach_hooks(core)  # [[hooks]] now; the client's subscriptions at initialize
+        # the core's hook engine (root_core attached it; attach is idempotent): [[hooks]] now, the
+        # client's subscriptions at initialize
+        self.hooks = attach_hooks(core)
         self._pending: dict[rpc.RequestId, Request] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._replay: asyncio.Task[dict[str, Any]] | None = None

@@ -21,10 +21,7 @@ from acp import RequestError
 from .. import sessions
 from ..share import mcp_file
 from ..config import ConfigError, LoadedConfig, load_config, resolve_model
-from ..core.agent import AgentCore
-from ..hooks import attach as attach_hooks
-from ..subagents import attach as attach_subagents
-from ..skills import provider_for
+from ..root_core import AgentFileProblem, build_root_core
 from .errors import auth_required, internal_error, invalid_params, session_not_found
 from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
 from .kaos import AcpKaos, ClientCapabilities
@@ -227,19 +224,12 @@ class AcpServer:
         extra_dirs: list[Path] | None = None,
     ) -> AcpSession:
         kaos = AcpKaos(self.connection, session.id, self.capabilities)
-        agent = _agent_setup(loaded)
-        core = AgentCore(
-            session=session,
-            loaded_config=loaded,
-            kaos=kaos,
-            tools=agent.tools if agent else None,
-            system_prompt=agent.system_prompt if agent else None,
-            commands=[provider_for(session.work_dir, loaded.config)],
-            extra_dirs=extra_dirs or (),
-        )
-        core.approvals.runtime_yolo = loaded.config.default_yolo
-        attach_hooks(core)  # [[hooks]]: a block shows as a failed tool card or as the agent's reply
-        attach_subagents(core, agent.spec if agent else None)  # the Agent tool
+        try:
+            # the config's agent_file, skills, default_yolo; [[hooks]] (a block shows as a failed
+            # tool card or as the agent's reply) and the Agent tool
+            core = build_root_core(session, loaded, kaos, extra_dirs=extra_dirs or ())
+        except AgentFileProblem as exc:
+            raise internal_error("Invalid configuration", str(exc)) from None
         acp_session = AcpSession(self, core)
         kaos.on_terminal = acp_session.on_terminal
         if servers is not None:
@@ -369,19 +359,6 @@ def _extra_dirs(raw: Any) -> list[Path]:
         if path not in dirs:
             dirs.append(path)
     return dirs
-
-
-def _agent_setup(loaded: LoadedConfig) -> Any:
-    """The config's `agent_file` for kimi acp sessions (None: the default agent)."""
-    if not loaded.config.agent_file:
-        return None
-    from ..agents import AgentFileError, load_agent_file, setup
-
-    base = loaded.path.parent if loaded.path is not None else None
-    try:
-        return setup(load_agent_file(loaded.config.agent_file, base=base))
-    except AgentFileError as exc:
-        raise internal_error("Invalid configuration", f"agent_file: {exc}") from None
 
 
 def _session_info(session: sessions.Session) -> dict[str, Any]:

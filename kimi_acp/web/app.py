@@ -86,7 +86,10 @@ def create_app(hub: Hub, token: str) -> ASGIApp:
         return _json({"work_dir": str(hub.work_dir), "sessions": hub.list_sessions(), **hub.models()})
 
     async def new_session(request: Request) -> Response:
-        driver = hub.new_session()
+        try:
+            driver = hub.new_session()
+        except WebError as exc:  # e.g. the config's agent_file became unusable
+            return _json({"error": str(exc)}, exc.status)
         return _json({"id": driver.core.session.id}, 201)
 
     async def events(request: Request) -> Response:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import sessions
 from ..config import LoadedConfig
@@ -29,6 +29,9 @@ from ..wire.types import (
     TurnEnd,
 )
 from .events import PageView, notification
+
+if TYPE_CHECKING:
+    from ..agents import AgentSetup
 
 log = logging.getLogger(__name__)
 QUEUE_LIMIT = 10_000  # a page that stops reading is dropped rather than growing without bound
@@ -242,7 +245,8 @@ class Hub:
         return {"default": config.default_model or "", "models": sorted(config.models)}
 
     def new_session(self) -> Driver:
-        return self._drive(sessions.create(self.work_dir))
+        agent = self._agent()  # a bad agent file is refused before a session is created
+        return self._drive(sessions.create(self.work_dir), agent)
 
     def driver(self, session_id: str) -> Driver:
         if session_id in self.drivers:
@@ -252,28 +256,28 @@ class Hub:
         session = sessions.find(self.work_dir, session_id)
         if session is None:
             raise WebError(f"no session {session_id} in {self.work_dir}", 404)
-        return self._drive(session)
+        return self._drive(session, self._agent())
 
-    def _drive(self, session: sessions.Session) -> Driver:
-        from ..hooks import attach as attach_hooks
+    def _agent(self) -> AgentSetup | None:
+        """The config's `agent_file` for the next session (read again each time, like kimi acp)."""
+        from ..root_core import AgentFileProblem, load_root_agent
+
+        try:
+            return load_root_agent(self.loaded)
+        except AgentFileProblem as exc:
+            raise WebError(f"Invalid configuration: {exc}", 500) from None
+
+    def _drive(self, session: sessions.Session, agent: AgentSetup | None) -> Driver:
         from ..kaos.local import LocalKaos
-        from ..skills import provider_for
+        from ..root_core import build_root_core
         from ..tools.plan import set_plan_mode_support
         from ..tools.question import set_question_support
 
-        core = AgentCore(
-            session=session,
-            loaded_config=self.loaded,
-            kaos=LocalKaos(),
-            commands=[provider_for(self.work_dir, self.loaded.config, [])],
-        )
-        core.approvals.runtime_yolo = self.yolo or self.loaded.config.default_yolo
+        # the agent file, skills, [[hooks]] and the Agent tool (its children's messages show as
+        # the tool's card), as in every front end
+        core = build_root_core(session, self.loaded, LocalKaos(), agent=agent, yolo=self.yolo or None)
         set_question_support(core.toolset, "full")  # the page shows questions
         set_plan_mode_support(core.toolset, True)  # and plan mode
-        attach_hooks(core)
-        from ..subagents import attach as attach_subagents
-
-        attach_subagents(core)  # the Agent tool (its children's messages show as the tool's card)
         driver = Driver(core)
         self.drivers[session.id] = driver
         return driver

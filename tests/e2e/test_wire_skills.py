@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kimi_acp.sessions import work_dir_key
-from tests.support.wire_client import event_types, events, text_of, tool_call
+from tests.support.wire_client import event_types, events, scripted_config_data, text_of, tool_call
 
 SKILL = "---\nname: review\ndescription: Review the code for bugs\n---\nReview the code carefully. SKILL-BODY-7f3a\n"
 FLOW = """---
@@ -189,6 +189,51 @@ async def test_a_bad_agent_file_is_a_startup_error(start_wire, tmp_path, home):
     wire = await start_wire([], "--agent-file", str(agent), env=home)
     assert await wire.proc.wait() == 2
     assert "unknown tool 'Teleport'" in await wire.stderr_text()
+
+
+async def test_the_configs_agent_file_applies_and_agent_file_overrides_it(start_wire, tmp_path, share_dir, work_dir, home):
+    """`agent_file` in the config (relative to its folder) is the session's agent; `--agent-file` wins."""
+    directory = tmp_path / "conf"
+    directory.mkdir()
+    (directory / "system.md").write_text("From the config's agent file, in ${KIMI_WORK_DIR}.")
+    (directory / "reviewer.yaml").write_text(
+        "agent:\n  extend: default\n  system_prompt_path: ./system.md\n  exclude_tools: [kimi_cli.tools.shell:Shell]\n"
+    )
+    scripts = [tool_call("s1", "Shell", {"command": "echo hi"}), "text: ok"]
+    data = scripted_config_data(directory, scripts)
+    config = directory / "config.json"
+    config.write_text(json.dumps({**data, "agent_file": "reviewer.yaml"}))
+    wire = await start_wire(config=config, env=home)
+    response, seen = await wire.call("prompt", {"user_input": "go"})
+    assert response["result"] == {"status": "finished"}
+    (shell,) = tool_results(seen)
+    assert shell["is_error"] and shell["message"] == "Tool `Shell` not found"
+    assert context_lines(share_dir, work_dir)[0]["content"] == f"From the config's agent file, in {work_dir}."
+    await wire.close()
+
+    flag = tmp_path / "flag.yaml"
+    flag.write_text("agent:\n  extend: default\n  exclude_tools: [kimi_cli.tools.file:ReadFile]\n")
+    (directory / "reviewer.yaml").write_text("agent:\n  extend: default\n  tools: [nowhere:Teleport]\n")  # unused
+    data = scripted_config_data(directory, [tool_call("s1", "Shell", {"command": "echo from-shell"}), "text: ok"])
+    config.write_text(json.dumps({**data, "agent_file": "reviewer.yaml"}))
+    wire = await start_wire([], "--agent-file", str(flag), "--yolo", config=config, env=home)
+    response, seen = await wire.call("prompt", {"user_input": "go"})
+    assert response["result"] == {"status": "finished"}
+    (shell,) = tool_results(seen)
+    assert not shell["is_error"] and "from-shell" in shell["output"]
+
+
+async def test_a_bad_agent_file_in_the_config_is_a_startup_error(start_wire, tmp_path, share_dir, work_dir, home):
+    directory = tmp_path / "conf"
+    directory.mkdir()
+    (directory / "agent.yaml").write_text("agent:\n  extend: default\n  tools: [nowhere:Teleport]\n")
+    config = directory / "config.json"
+    config.write_text(json.dumps({**scripted_config_data(directory, []), "agent_file": "agent.yaml"}))
+    wire = await start_wire(config=config, env=home)
+    assert await wire.proc.wait() == 2
+    stderr = await wire.stderr_text()
+    assert "agent_file: " in stderr and "unknown tool 'Teleport'" in stderr
+    assert not (share_dir / "sessions" / work_dir_key(work_dir)).exists()  # no empty session left behind
 
 
 # --------------------------------------------------------------------------- workspace

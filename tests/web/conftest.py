@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -55,10 +56,13 @@ def start_web(tmp_path: Path, work_dir: Path) -> Iterator[StartWeb]:
     """Start `python -m kimi_acp web` on `_scripted_echo` scripts; stopped at teardown."""
     started: list[WebServer] = []
 
-    def start(scripts: Sequence[str], *args: str) -> WebServer:
+    def start(scripts: Sequence[str], *args: str, config_keys: dict[str, Any] | None = None) -> WebServer:
+        """`config_keys` are added to the config (its folder is `tmp_path/cfg<n>`, made here)."""
         directory = tmp_path / f"cfg{len(started)}"
-        directory.mkdir()
+        directory.mkdir(exist_ok=True)
         config = scripted_config(directory, scripts)
+        if config_keys:
+            config.write_text(json.dumps({**json.loads(config.read_text()), **config_keys}))
         argv = [sys.executable, "-m", "kimi_acp", "web", "--work-dir", str(work_dir), "--config-file", str(config), *args]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
         deadline = time.monotonic() + START_TIMEOUT_S

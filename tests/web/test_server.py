@@ -6,12 +6,14 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 
+from kimi_acp.sessions import find
 from kimi_acp.simple_stream import EVENT_CLASSES, rpc_to_event
-from tests.support.wire_client import tool_call
+from tests.support.wire_client import scripted_config, tool_call
 from tests.web.conftest import StartWeb, WebServer
 
 TIMEOUT = httpx.Timeout(30.0)
@@ -173,3 +175,45 @@ def test_a_page_opened_while_an_approval_waits_is_offered_it(start_web: StartWeb
     assert "not now" in next(m for m in end if m["method"] == "ToolResult")["params"]["content"]
     again = post(server, f"/api/sessions/{session_id}/approval", answer)
     assert again.status_code == 404 and "no longer waiting" in again.json()["error"]
+
+
+REVIEWER = "agent:\n  extend: default\n  system_prompt_path: ./system.md\n  exclude_tools: [kimi_cli.tools.shell:Shell]\n"
+
+
+def test_the_configs_agent_file_chooses_the_tools_and_prompt(start_web: StartWeb, tmp_path: Path) -> None:
+    conf = tmp_path / "cfg0"  # the folder start_web writes the config to; agent_file is relative to it
+    conf.mkdir()
+    (conf / "system.md").write_text("You are the web reviewer of ${KIMI_WORK_DIR}.")
+    (conf / "reviewer.yaml").write_text(REVIEWER)
+    server = start_web([tool_call("s1", "Shell", {"command": "echo hi"}), "text: ok"], config_keys={"agent_file": "reviewer.yaml"})
+    session_id = new_session(server)
+    stream = events(server, session_id)
+    until(stream, "HistoryEnd")
+    assert post(server, f"/api/sessions/{session_id}/prompt", {"text": "run it"}).status_code == 200
+    end = until(stream, "RunEnd")
+    assert "ApprovalRequest" not in [m["method"] for m in end]  # no Shell to approve
+    result = next(m for m in end if m["method"] == "ToolResult")["params"]
+    assert result["name"] == "Shell" and "Tool `Shell` not found" in result["content"]
+    session = find(server.work_dir, session_id)
+    assert session is not None
+    system = json.loads(session.context_file.read_text().splitlines()[0])
+    assert system["content"] == f"You are the web reviewer of {server.work_dir}."
+
+    # an agent file that breaks while the server runs: a new session is refused with the reason
+    (conf / "reviewer.yaml").write_text("agent:\n  extend: default\n  tools: [nowhere:Teleport]\n")
+    before = {p.name for p in session.dir.parent.iterdir()}
+    refused = post(server, "/api/sessions", {})
+    assert refused.status_code == 500
+    assert refused.json()["error"].startswith("Invalid configuration: agent_file: ") and "Teleport" in refused.json()["error"]
+    assert {p.name for p in session.dir.parent.iterdir()} == before  # no empty session left behind
+
+
+def test_a_bad_agent_file_is_a_one_line_startup_error(tmp_path: Path, work_dir: Path) -> None:
+    (tmp_path / "agent.yaml").write_text("agent:\n  extend: default\n  tools: [nowhere:Teleport]\n")
+    config = scripted_config(tmp_path, [])
+    config.write_text(json.dumps({**json.loads(config.read_text()), "agent_file": "agent.yaml"}))
+    argv = [sys.executable, "-m", "kimi_acp", "web", "--work-dir", str(work_dir), "--config-file", str(config)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("kimi: error: agent_file: agent file ") and "unknown tool 'Teleport'" in line

@@ -15,7 +15,8 @@ import select
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ READ_CHUNK = 65536
 POLL_S = 0.02
 WARM_DELAY_S = 0.5
 FAST_SWITCH_INTERVAL_S = 0.0005  # while preloading, so the main thread gets the GIL back quickly
+PAUSE_LIMIT_S = 0.05  # longest single wait of a paused preload (Preloader.paused)
 
 
 class FirstLine:
@@ -95,18 +97,28 @@ def write_stdout(data: bytes) -> None:
 
 
 class Preloader:
-    """Runs `load()` in a daemon thread; `result()` blocks until it is done and re-raises errors."""
+    """Runs `load()` in a thread; `result()` blocks until it is done and re-raises errors.
+
+    `paused()` stops the preload thread at its next import while the main thread computes an
+    early answer: both need the one GIL, and sharing it in 0.5 ms slices made the 8 ms of an
+    early `replay` take 25-35 ms. (A long switch interval does not do it: the preload, already
+    waiting with the short one, takes the GIL and then keeps it for the long one.)
+    """
 
     def __init__(self, load: Callable[[], Any]) -> None:
         self._load = load
         self._done = threading.Event()
+        self._running = threading.Event()
+        self._running.set()
         self._value: Any = None
         self._error: BaseException | None = None
         self._saved_interval = sys.getswitchinterval()
         self._thread = threading.Thread(target=self._run, name="kimi-preload", daemon=True)
+        self._gate = _ImportGate(self)
 
     def start(self) -> Preloader:
         sys.setswitchinterval(FAST_SWITCH_INTERVAL_S)
+        sys.meta_path.insert(0, self._gate)
         self._thread.start()
         return self
 
@@ -116,8 +128,25 @@ class Preloader:
         except BaseException as exc:  # handed to the main thread, never lost here
             self._error = exc
         finally:
+            self._gate.remove()
+            self._running.set()
             sys.setswitchinterval(self._saved_interval)
             self._done.set()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The preload thread stops at its next import until the block ends. The block must not
+        import anything: the paused thread waits inside the import system, holding its lock
+        (at most `PAUSE_LIMIT_S` at a time, so a mistake costs time, never a deadlock)."""
+        self._running.clear()
+        try:
+            yield
+        finally:
+            self._running.set()
+
+    def wait_if_paused(self) -> None:
+        if threading.get_ident() == self._thread.ident:
+            self._running.wait(PAUSE_LIMIT_S)
 
     def failed(self) -> bool:
         return self._done.is_set() and self._error is not None
@@ -130,6 +159,24 @@ class Preloader:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+class _ImportGate:
+    """First on `sys.meta_path` while the preload runs: finds nothing, and holds the preload
+    thread while it is paused."""
+
+    def __init__(self, preloader: Preloader) -> None:
+        self._preloader = preloader
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        self._preloader.wait_if_paused()
+        return None
+
+    def remove(self) -> None:
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
 
 
 def core_warm_ups() -> list[Callable[[], Any]]:
@@ -272,7 +319,7 @@ def start(
     load: Callable[[], Any],
     answer: Callable[[dict[str, Any]], dict[str, Any] | None],
     limit: int,
-    more: Callable[[dict[str, Any]], bytes | None] | None = None,
+    more: Callable[[dict[str, Any], Callable[[], Any]], bytes | None] | None = None,
 ) -> EarlyStart:
     """Preload with `load()` while waiting for the first message; answer it when `answer` can.
 
@@ -280,7 +327,8 @@ def start(
     message, and any malformed line, is then left to the server). Returns as soon as the first
     line is handled, or when the preload failed or a signal arrived before any input. With
     `more`, the messages after an answered handshake are offered to it while the preload runs
-    (Wire's early `replay`): it returns the bytes to write, or None to leave it to the server.
+    (Wire's early `replay`): it returns the bytes to write, or None to leave it to the server;
+    its second argument is `Preloader.paused`, for the computing part of its answer.
     """
     signals = ShutdownSignals().install()
     preloader = Preloader(load).start()
@@ -298,19 +346,23 @@ def start(
     write_stdout((json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
     unread, eof = first.leftover, first.eof
     if more is not None and not eof:
-        unread, eof = _serve_more(unread, more, limit, stop=lambda: preloader.done() or signals.requested)
+        stop = lambda: preloader.done() or signals.requested  # noqa: E731
+        unread, eof = _serve_more(unread, more, limit, stop=stop, hold=preloader.paused)
     return EarlyStart(preloader, signals, unread, message["params"], eof)  # type: ignore[index]
 
 
 def _serve_more(
     data: bytes,
-    more: Callable[[dict[str, Any]], bytes | None],
+    more: Callable[[dict[str, Any], Callable[[], Any]], bytes | None],
     limit: int,
     stop: Callable[[], bool],
+    hold: Callable[[], Any],
 ) -> tuple[bytes, bool]:
     """After the handshake, while the preload runs: answer the lines `more` can answer (its output
-    is written as is), in order. Returns at the first line it cannot (left unread, with all that
-    follows) or once `stop()` is true, with the input not handled and whether stdin ended."""
+    is written as is), in order. `more(message, hold)` computes its answer inside `with hold():`
+    (`Preloader.paused`: no imports in there). Returns at the first line it cannot (left
+    unread, with all that follows) or once `stop()` is true, with the input not handled and
+    whether stdin ended."""
     while True:
         first = read_first_line(limit, stop=stop, data=data)
         if first is None:
@@ -321,7 +373,7 @@ def _serve_more(
             message = json.loads(first.line) if first.line.strip() else None
         except (ValueError, RecursionError):
             message = None
-        output = more(message) if isinstance(message, dict) else None
+        output = more(message, hold) if isinstance(message, dict) else None
         if output is None:
             return first.line + first.leftover, first.eof
         write_stdout(output)

@@ -111,11 +111,13 @@ def run_wire(**options: Any) -> int:
     from . import early
 
     early.hint_if_terminal(TERMINAL_HINT)  # on a terminal it would otherwise look hung; stderr only
+    if options.get("session_id"):
+        from .wire import early_replay  # noqa: F401  (now, before the preload competes for the GIL)
     started = early.start(
         lambda: _prepare(**options),
         lambda m: _early_initialize(m, options),
         STDIN_LIMIT,
-        more=lambda m: _early_replay(m, options),
+        more=lambda m, hold: _early_replay(m, options, hold),
     )
     try:
         prepared: _Prepared = started.preloader.result()
@@ -149,12 +151,14 @@ def _early_initialize(message: dict[str, Any], options: dict[str, Any] | None = 
     return initialize_result(commands)
 
 
-def _early_replay(message: dict[str, Any], options: dict[str, Any]) -> bytes | None:
+def _early_replay(message: dict[str, Any], options: dict[str, Any], hold: Any) -> bytes | None:
     """A `replay` right after the early `initialize`, served from the session file (see
     `wire/early_replay.py`); None leaves it to the server."""
+    if not options.get("session_id"):
+        return None  # nothing to replay early (and early_replay is imported only with a session)
     from .wire.early_replay import answer
 
-    return answer(message, options)
+    return answer(message, options, hold)
 
 
 def _early_commands(options: dict[str, Any]) -> list[Any] | None:
@@ -268,7 +272,9 @@ def _prepare(
     add_dirs: tuple[str, ...] = (),
 ) -> _Prepared:
     """Validate the options and build the session's agent (runs in the preload thread)."""
-    import asyncio  # noqa: F401  (imported here, off the main thread)
+    from .asyncio_import import import_asyncio_without_ssl
+
+    import_asyncio_without_ssl()  # here, off the main thread
 
     from . import sessions
     from .config import ConfigError, load_config

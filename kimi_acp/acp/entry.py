@@ -63,8 +63,9 @@ def _early_initialize(message: dict[str, Any]) -> dict[str, Any] | None:
 
 def _load_server_stack() -> Any:
     """Everything the server needs, imported off the main thread."""
-    import asyncio  # noqa: F401
+    from ..asyncio_import import import_asyncio_without_ssl
 
+    import_asyncio_without_ssl()
     from ..logs import setup_logging
 
     setup_logging("acp")

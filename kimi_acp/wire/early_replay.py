@@ -1,4 +1,5 @@
-"""`replay` answered before the session is loaded. Standard library only.
+"""`replay` answered before the session is loaded. Standard library only, and light: the main
+thread imports it before the preload starts.
 
 A client reopening a thread sends `initialize` and then `replay` at once, and used to wait for
 the whole background load (config, agent core, tools: ~250 ms) before the first event arrived,
@@ -17,8 +18,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
+
+from ..share import share_dir
+from .protocol import WIRE_PROTOCOL_VERSION
 
 # Envelope types sent as `event` notifications and as `request`s (a subset of wire/types.py's
 # EVENT_TYPES and REQUEST_TYPES, checked by a test): any other type goes to the full decoder.
@@ -40,13 +47,14 @@ def session_wire_file(options: dict[str, Any]) -> Path | None:
     session_id = options.get("session_id")
     if not isinstance(session_id, str) or options.get("continue_last") or not _valid_id(session_id):
         return None
-    from ..fsutil import canonical_path
-    from ..share import share_dir
-
     work_dir = canonical_path(options["work_dir"] if options.get("work_dir") else Path.cwd())
     key = hashlib.md5(str(work_dir).encode("utf-8")).hexdigest()  # sessions.work_dir_key
     directory = share_dir() / "sessions" / key / session_id
     return directory / "wire.jsonl" if directory.is_dir() else None
+
+
+def canonical_path(path: str | Path) -> Path:  # fsutil.canonical_path, without fsutil's ~10 ms of imports
+    return Path(os.path.normpath(os.path.abspath(os.path.expanduser(str(path)))))
 
 
 def _valid_id(session_id: str) -> bool:  # sessions.is_valid_session_id, without its imports
@@ -58,11 +66,14 @@ def _valid_id(session_id: str) -> bool:  # sessions.is_valid_session_id, without
     )
 
 
-def replay_output(path: Path, request_id: Any) -> bytes | None:
-    """Every line the server's `replay` would write (events, history requests, the response),
-    or None when some record needs the server's decoder."""
-    from .protocol import WIRE_PROTOCOL_VERSION
+Hold = Callable[[], AbstractContextManager[Any]]
 
+
+def replay_output(path: Path, request_id: Any, hold: Hold = nullcontext) -> bytes | None:
+    """Every line the server's `replay` would write (events, history requests, the response),
+    or None when some record needs the server's decoder. The file is read first; the rest is
+    computation, done inside `hold()` (early.py: the preload thread waits meanwhile, so nothing
+    in there may import)."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             return None
@@ -71,6 +82,11 @@ def replay_output(path: Path, request_id: Any) -> bytes | None:
         raw = b""  # the session exists, its history is empty
     except OSError:
         return None
+    with hold():
+        return _render(raw, request_id)
+
+
+def _render(raw: bytes, request_id: Any) -> bytes | None:
     lines: list[str] = []
     events = requests = 0
     for n, text in enumerate(raw.split(b"\n")):
@@ -115,7 +131,7 @@ def _line(message: dict[str, Any]) -> str:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def answer(message: Any, options: dict[str, Any]) -> bytes | None:
+def answer(message: Any, options: dict[str, Any], hold: Hold = nullcontext) -> bytes | None:
     """The output for a well-formed `replay` request (no params) that can be served now."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "replay":
         return None
@@ -125,4 +141,4 @@ def answer(message: Any, options: dict[str, Any]) -> bytes | None:
     if message.get("params") not in (None, {}) or set(message) - {"jsonrpc", "id", "method", "params"}:
         return None
     path = session_wire_file(options)
-    return replay_output(path, request_id) if path is not None else None
+    return replay_output(path, request_id, hold) if path is not None else None

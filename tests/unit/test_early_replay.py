@@ -39,6 +39,44 @@ def test_names_are_the_decoders_own():
     assert LEGACY_NAMES == LEGACY_TYPE_NAMES
 
 
+@pytest.mark.parametrize("path", ["/a/b/../c", "~/x/./y", "rel/dir", "/", "/tmp//z/"])
+def test_the_work_dir_is_canonical_as_the_sessions_store_makes_it(path: str):
+    assert early_replay.canonical_path(path) == canonical_path(path)
+
+
+def test_the_computing_part_is_done_holding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The file is read before `hold()` is entered (reads let the preload thread run), the rest inside."""
+    path = write(tmp_path / "wire.jsonl", META, record("TurnBegin", {"user_input": "hi"}))
+    events: list[str] = []
+    real_read = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: events.append("read") or real_read(self))
+
+    class Hold:
+        def __enter__(self):
+            events.append("enter")
+
+        def __exit__(self, *exc):
+            events.append("exit")
+
+    out = replay_output(path, 1, Hold)
+    assert events == ["read", "enter", "exit"]
+    assert [m.get("method") for m in decoded(out)] == ["event", None]
+
+
+def test_early_replay_imports_stay_light():
+    """The main thread imports it before the preload starts (only with --session): the standard
+    library's json/hashlib/pathlib and our two tiny modules, nothing that delays `initialize`."""
+    import subprocess
+    import sys
+
+    probe = "import sys; before = set(sys.modules); import kimi_acp.wire.early_replay; print(sorted(set(sys.modules) - before))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout.replace("'", '"')))
+    assert not {m for m in loaded if m.startswith("kimi_acp.")} - {"kimi_acp", "kimi_acp.wire", "kimi_acp.wire.early_replay", "kimi_acp.wire.protocol", "kimi_acp.share"}
+    assert not loaded & {"tempfile", "shutil", "logging", "pydantic", "asyncio"}
+
+
 def test_events_requests_and_the_response(tmp_path: Path):
     path = write(
         tmp_path / "wire.jsonl",

@@ -1,0 +1,78 @@
+"""The start-up preload (kimi_acp/early.py): it runs in its own thread, hands back its result or
+error, and stops at its next import while the main thread computes an early answer."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kimi_acp import early
+
+
+@pytest.fixture()
+def modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """40 fresh modules on sys.path; importing one records when it ran."""
+    ran: list[float] = []
+    names = [f"kimi_preload_probe_{n}" for n in range(40)]
+    for name in names:
+        (tmp_path / f"{name}.py").write_text("import time, builtins\nbuiltins._kimi_probe_ran.append(time.monotonic())\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("builtins._kimi_probe_ran", ran, raising=False)
+    yield names, ran
+    for name in names:
+        sys.modules.pop(name, None)
+
+
+def test_result_and_error_reach_the_main_thread():
+    assert early.Preloader(lambda: 42).start().result() == 42
+    failing = early.Preloader(lambda: 1 / 0).start()
+    with pytest.raises(ZeroDivisionError):
+        failing.result()
+    assert failing.failed()
+
+
+def test_a_paused_preload_stops_at_its_next_import(modules):
+    names, ran = modules
+    first_done = threading.Event()
+
+    def load() -> int:
+        __import__(names[0])
+        first_done.set()
+        time.sleep(0.05)  # the main thread pauses us meanwhile
+        for name in names[1:]:
+            __import__(name)
+        return len(names)
+
+    gates_before = sum(isinstance(f, early._ImportGate) for f in sys.meta_path)
+    preloader = early.Preloader(load).start()
+    assert first_done.wait(10)
+    with preloader.paused():
+        time.sleep(0.4)
+        during = len(ran)
+    resumed = time.monotonic()
+    assert preloader.result() == len(names)
+    # paused: one import per PAUSE_LIMIT_S at most (0.4 s: ~8 of 39), never the whole lot
+    assert during - 1 <= 0.4 / early.PAUSE_LIMIT_S + 2
+    assert ran[-1] - resumed < 1.0  # resumed: the rest without waiting
+    assert sum(isinstance(f, early._ImportGate) for f in sys.meta_path) == gates_before  # the gate left
+
+
+def test_the_main_thread_is_never_held(modules):
+    names, ran = modules
+    release = threading.Event()
+    preloader = early.Preloader(lambda: release.wait(10)).start()
+    try:
+        with preloader.paused():
+            started = time.monotonic()
+            for name in names:
+                __import__(name)  # the main thread itself imports while the preload is paused
+            took = time.monotonic() - started
+    finally:
+        release.set()
+        preloader.result()
+    assert len(ran) == len(names)
+    assert took < early.PAUSE_LIMIT_S * 5  # not one wait per import

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from . import reference, rpc
-from .fixtures import Workspace, fake_model
+from .fixtures import Workspace, fake_model, prime_schema_index
 from .machine import load_average, machine_info
 from .measures import FULL, MEASURES, QUICK, Bench, Impl
 from .report import Collector, render, write_json
@@ -110,6 +110,11 @@ async def run(args: argparse.Namespace) -> tuple[Collector, Collector | None, di
             shlex.split(args.compare_wire_cmd or ""),
         )
     workspace = Workspace(keep=args.keep_temp)
+    cache = workspace.root / "cache"
+    if prime_schema_index(ours.acp_cmd, cache):
+        ours.env["KIMI_CACHE_DIR"] = str(cache)  # every start but the first finds it (measure 1 has both)
+    else:
+        log("ACP schema index not cached beforehand (not `PYTHON -m kimi_acp`): starts measure the first-start path")
     ours_col, other_col = Collector(), (Collector() if other else None)
     main_task = asyncio.current_task()
     if main_task is not None:  # SIGTERM stops the bench like Ctrl-C: cleanly, children stopped

@@ -68,6 +68,23 @@ class Share:
         return path
 
 
+SCHEMA_INDEX_SNIPPET = "import sys; from kimi_acp.acp.schema_index import write_index; sys.exit(0 if write_index() else 1)"
+
+
+def prime_schema_index(acp_cmd: Sequence[str], cache_dir: Path) -> bool:
+    """Cache kimi-acp's ACP schema index in `cache_dir`, as every start after the first finds it on
+    a user's machine (the first start writes it after its first session). Only for a command of
+    the form `PYTHON -m kimi_acp ...`; False otherwise or when it fails."""
+    import subprocess
+
+    if len(acp_cmd) < 3 or list(acp_cmd[1:3]) != ["-m", "kimi_acp"]:
+        return False
+    env = {**os.environ, "KIMI_CACHE_DIR": str(cache_dir)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    done = subprocess.run([acp_cmd[0], "-c", SCHEMA_INDEX_SNIPPET], env=env, capture_output=True, timeout=60)
+    return done.returncode == 0
+
+
 def _toml_str(value: str) -> str:
     return json.dumps(value)  # a JSON string with ASCII escapes is a valid TOML basic string
 

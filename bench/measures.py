@@ -136,6 +136,9 @@ async def measure_start(b: Bench) -> None:
     acp_ready = col.declare(
         "start.acp.ready", m, "ACP spawn → first session/new answered (initialize, session/new)", "ms", 250
     )
+    acp_first = col.declare(
+        "start.acp.first", m, "ACP spawn → first session/new, first start after install (no schema index)", "ms"
+    )
     wire_init = col.declare("start.wire.init", m, "Wire start → initialize", "ms", 150)
     wire_ready = col.declare(
         "start.wire.ready", m, "Wire start → first prompt answered (initialize, prompt)", "ms"
@@ -151,6 +154,18 @@ async def measure_start(b: Bench) -> None:
     )
     acp_last: dict[bool, float] = {}
     wire_last: dict[bool, float] = {}
+
+    async def acp_first_once() -> None:
+        """kimi-acp only: a cache dir without the ACP schema index (acp/lazy_schema.py)."""
+        share = make_share(b.workspace, "start-acp-first", "scripted")
+        empty = b.workspace.new_dir("empty-cache")
+        p = await spawn(b.impl.acp_cmd, share, env={**b.impl.env, "KIMI_CACHE_DIR": str(empty)})
+        try:
+            await acp_initialize(p)
+            _, reply = await acp_new_session(p, share.work_dir)
+            col.add(acp_first, ms(reply.received - p.started))
+        finally:
+            await p.close()
 
     async def acp_once(features: bool = False) -> None:
         share = make_share(b.workspace, "start-acp", "scripted", features=features)
@@ -196,6 +211,8 @@ async def measure_start(b: Bench) -> None:
                 await guarded(b, keys, acp_once(features))
             if len(acp_last) == 2:
                 col.add(acp_feat_d, acp_last[True] - acp_last[False])
+            if "KIMI_CACHE_DIR" in b.impl.env:
+                await guarded(b, [acp_first], acp_first_once())
         if b.impl.wire_cmd:
             wire_last.clear()
             for features in order:
@@ -204,7 +221,9 @@ async def measure_start(b: Bench) -> None:
             if len(wire_last) == 2:
                 col.add(wire_feat_d, wire_last[True] - wire_last[False])
     if not b.impl.acp_cmd:
-        col.na([acp_init, acp_ready, acp_feat, acp_feat_d], "no ACP command")
+        col.na([acp_init, acp_ready, acp_feat, acp_feat_d, acp_first], "no ACP command")
+    elif "KIMI_CACHE_DIR" not in b.impl.env:
+        col.na([acp_first], "no schema index to do without (not kimi-acp, or not primed)")
     if not b.impl.wire_cmd:
         col.na([wire_init, wire_ready, wire_feat, wire_feat_d], "no Wire command")
 

@@ -37,6 +37,24 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             _unavailable(f"not installed: {', '.join(missing)}")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def schema_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every `kimi acp` the tests start finds the ACP schema index cached, as every start after the
+    first does on a user's machine (kimi_acp/acp/lazy_schema.py); tests/e2e/test_acp_schema_index.py
+    covers the first start."""
+    from kimi_acp.acp.schema_index import write_index
+
+    directory = tmp_path_factory.mktemp("kimi-cache")
+    previous = os.environ.get("KIMI_CACHE_DIR")
+    os.environ["KIMI_CACHE_DIR"] = str(directory)
+    assert write_index() is not None
+    yield directory
+    if previous is None:
+        os.environ.pop("KIMI_CACHE_DIR", None)
+    else:
+        os.environ["KIMI_CACHE_DIR"] = previous
+
+
 @pytest.fixture(name="unavailable")
 def unavailable_fixture() -> Callable[[str], NoReturn]:
     """`unavailable(reason)` for a requirement that is not a program (skip locally, fail in CI)."""

@@ -16,6 +16,7 @@ from typing import Any
 
 STDIN_LIMIT = 50 * 1024 * 1024
 SHUTDOWN_GRACE_S = 2.0  # for handlers still answering when stdin closes
+SCHEMA_INDEX_DELAY_S = 2.0  # after the warm-ups (early.WARM_DELAY_S)
 
 
 def terminal_hint(command: str) -> str:
@@ -77,6 +78,28 @@ def _load_server_stack() -> Any:
     return server  # the tool schemas and per-turn validators are warmed after the first session
 
 
+def _cache_schema_index_later() -> None:
+    """The first start after the SDK is installed: cache the index that later starts create the
+    SDK's models from (acp/lazy_schema.py), in a worker thread after the warm-ups (~150 ms).
+    Not a daemon: exiting while it writes waits for it (the write is atomic anyway)."""
+    import asyncio
+    import threading
+
+    from .lazy_schema import is_lazy
+    from .sdk_import import LAZY_SCHEMA_ENV
+
+    if is_lazy() or os.environ.get(LAZY_SCHEMA_ENV) == "0":
+        return
+
+    def write() -> None:
+        from .schema_index import write_index
+
+        write_index()
+
+    start = threading.Thread(target=write, name="kimi-schema-index", daemon=False).start
+    asyncio.get_running_loop().call_later(SCHEMA_INDEX_DELAY_S, start)
+
+
 async def _serve(server_module: Any, started: Any) -> int:
     from acp.core import AgentSideConnection
 
@@ -93,6 +116,7 @@ async def _serve(server_module: Any, started: Any) -> int:
     from ..early import warm_up_in_background
 
     warm_up_in_background(model=_default_model)
+    _cache_schema_index_later()
     try:
         await connection.listen()
     finally:

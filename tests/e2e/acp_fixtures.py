@@ -26,7 +26,10 @@ def write_config(share_dir: Path, scripts: Sequence[str] = (), **overrides: Any)
 
 
 def acp_env(share_dir: Path) -> dict[str, str]:
-    return {"KIMI_SHARE_DIR": str(share_dir), "PATH": os.environ.get("PATH", "")}
+    env = {"KIMI_SHARE_DIR": str(share_dir), "PATH": os.environ.get("PATH", "")}
+    if os.environ.get("KIMI_CACHE_DIR"):  # the schema index every start after the first finds (conftest.py)
+        env["KIMI_CACHE_DIR"] = os.environ["KIMI_CACHE_DIR"]
+    return env
 
 
 def texts(updates: list[dict[str, Any]], kind: str = "agent_message_chunk") -> str:

@@ -5,36 +5,51 @@ Each side runs in a fresh interpreter (the import happens once per process)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 PROBE = r"""
 import json, sys
-if sys.argv[1] == "deferred":
+if sys.argv[1] == "lazy":
+    from kimi_acp.acp.schema_index import write_index
+    assert write_index() is not None
+if sys.argv[1] in ("deferred", "lazy"):
     from kimi_acp.acp.sdk_import import import_sdk
     import_sdk()
 else:
     import acp, acp.core
 import acp.schema as s
+from kimi_acp.acp import lazy_schema
+assert lazy_schema.is_lazy() == (sys.argv[1] == "lazy")
 import pydantic
 from pydantic import BaseModel, RootModel
 out = {"built_at_import": sorted(
-    n for n, c in vars(s).items()
+    n for n, c in list(vars(s).items())
     if isinstance(c, type) and issubclass(c, BaseModel) and c.__module__ == "acp.schema" and c.__pydantic_complete__
 )}
+created_at_import = len(vars(s))
+# what a session does first, before anything else touches the module
+out["initialize"] = s.InitializeRequest.model_validate({"protocolVersion": 1}).model_dump(mode="json", by_alias=True)
+out["caps"] = repr(s.AgentCapabilities())
+out["client_caps"] = repr(s.ClientCapabilities())
+out["caps_set"] = sorted(s.AgentCapabilities().model_fields_set)
+out["response"] = s.AgentResponse.model_validate({"id": 1, "result": {"protocolVersion": 1}}).model_dump(mode="json", by_alias=True)
+out["new_session"] = s.NewSessionRequest.model_validate({"cwd": "/x", "mcpServers": [{"name": "a", "command": "c", "args": [], "env": []}]}).model_dump(mode="json", by_alias=True)
+out["update"] = repr(s.SessionNotification.model_validate({"sessionId": "x", "update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "T", "content": [{"type": "diff", "path": "/p", "newText": "n"}]}}))
+for n in dir(s):
+    getattr(s, n)  # every name, created on access when lazy (and the generics they register)
+models = [(n, getattr(s, n)) for n in dir(s)]
+sys.stderr.write(f"{sys.argv[1]}: {created_at_import} names at import, {len(vars(s))} now\n")
 # every model-valued default, as an instance would hold it
-for n, c in sorted(vars(s).items()):
+for n, c in models:
     if isinstance(c, type) and issubclass(c, BaseModel) and c.__module__ == "acp.schema":
         for k, f in c.model_fields.items():
             d = f.default
             if isinstance(d, BaseModel):
-                out[f"{n}.{k}"] = [type(d).__name__, sorted(d.model_fields_set), d.model_dump(mode="json", by_alias=True)]
+                out[f"{n}.{k}"] = [repr(d), sorted(d.model_fields_set), d.model_dump(mode="json", by_alias=True)]
         out[f"{n}.custom_init"] = c.__pydantic_custom_init__
-out["initialize"] = s.InitializeRequest.model_validate({"protocolVersion": 1}).model_dump(mode="json", by_alias=True)
-out["caps"] = s.AgentCapabilities().model_dump(mode="json", by_alias=True)
-out["caps_set"] = sorted(s.AgentCapabilities().model_fields_set)
-out["response"] = s.AgentResponse.model_validate({"id": 1, "result": {"protocolVersion": 1}}).model_dump(mode="json", by_alias=True)
-out["new_session"] = s.NewSessionRequest.model_validate({"cwd": "/x", "mcpServers": [{"name": "a", "command": "c", "args": [], "env": []}]}).model_dump(mode="json", by_alias=True)
 try:
     s.InitializeRequest.model_validate({"protocolVersion": -1})
     out["invalid"] = "accepted"
@@ -42,15 +57,30 @@ except pydantic.ValidationError as exc:
     out["invalid"] = [e["type"] for e in exc.errors()]
 from acp.agent import connection
 out["adapter"] = connection._CREATE_ELICITATION_RESPONSE_ADAPTER.validate_python({"action": "cancel"}).model_dump(mode="json", by_alias=True)
+# every model's fields and JSON Schema once built (descriptions aside: the deferred import does
+# not parse attribute docstrings, which only feed descriptions)
+def strip(node):
+    if isinstance(node, dict):
+        return {k: strip(v) for k, v in node.items() if k != "description"}
+    if isinstance(node, list):
+        return [strip(v) for v in node]
+    return node
+for n, c in models:
+    if isinstance(c, type) and issubclass(c, BaseModel) and c.__module__ == "acp.schema":
+        out[f"{n}.schema"] = strip(c.model_json_schema(by_alias=True))
+        out[f"{n}.fields"] = {k: [repr(f.annotation), f.alias, f.is_required(), repr(f.default), repr(f.metadata)]
+                              for k, f in c.model_fields.items()}
 # and pydantic itself is left as it was found
+from pydantic._internal import _typing_extra
 out["restored"] = [pydantic.ConfigDict.__name__, pydantic.TypeAdapter.__module__, "defer_build" in RootModel.model_config,
-                   BaseModel.__init__.__qualname__]
+                   BaseModel.__init__.__qualname__, _typing_extra.try_eval_type.__module__]
 print(json.dumps(out, sort_keys=True))
 """
 
 
-def probe(mode: str) -> dict:
-    done = subprocess.run([sys.executable, "-W", "error", "-c", PROBE, mode], capture_output=True, text=True, timeout=120)
+def probe(mode: str, cache: Path | None = None) -> dict:
+    env = {**os.environ, "KIMI_CACHE_DIR": str(cache or "/nonexistent-kimi-cache")}
+    done = subprocess.run([sys.executable, "-W", "error", "-c", PROBE, mode], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -60,4 +90,15 @@ def test_deferred_import_builds_nothing_and_changes_nothing():
     assert deferred.pop("built_at_import") == []
     assert len(plain.pop("built_at_import")) > 5  # the SDK alone builds a dozen models at import
     assert deferred == plain
-    assert deferred["restored"] == ["ConfigDict", "pydantic.type_adapter", False, "BaseModel.__init__"]
+    assert deferred["restored"] == ["ConfigDict", "pydantic.type_adapter", False, "BaseModel.__init__", "pydantic._internal._typing_extra"]
+    assert sum(k.endswith(".schema") for k in deferred) > 250  # every model compared
+
+
+def test_the_lazy_schema_module_changes_nothing_either(tmp_path: Path):
+    """acp.schema created model by model from the cached index (lazy_schema.py) behaves as the
+    SDK imported plainly, whether a model is reached by validation, as a default or by name."""
+    lazy, plain = probe("lazy", tmp_path), probe("plain")
+    assert lazy.pop("built_at_import") == []
+    plain.pop("built_at_import")
+    assert lazy == plain
+    assert list(tmp_path.glob("acp-schema-*.index"))

@@ -68,8 +68,8 @@ class ProviderConfig(_Section):
     type: str
     base_url: str = ""
     api_key: SecretStr = SecretStr("")
-    env: dict[str, str] = Field(default_factory=dict)
-    custom_headers: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = {}
+    custom_headers: dict[str, str] = {}
     reasoning_key: str | None = None
     oauth: OAuthRef | None = None
 
@@ -112,7 +112,7 @@ class ServiceConfig(_Section):
 
     base_url: str
     api_key: SecretStr = SecretStr("")
-    custom_headers: dict[str, str] = Field(default_factory=dict)
+    custom_headers: dict[str, str] = {}
     oauth: OAuthRef | None = None
 
     @field_validator("base_url")
@@ -133,7 +133,7 @@ class ModelConfig(_Section):
     provider: str
     model: str
     max_context_size: int = Field(gt=0)
-    capabilities: list[Capability] = Field(default_factory=list)
+    capabilities: list[Capability] = []
     display_name: str | None = None
 
 
@@ -170,14 +170,14 @@ class Config(_Section):
     default_thinking: bool = False
     default_yolo: bool = False
     default_plan_mode: bool = False
-    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
-    models: dict[str, ModelConfig] = Field(default_factory=dict)
+    providers: dict[str, ProviderConfig] = {}
+    models: dict[str, ModelConfig] = {}
     loop_control: LoopControl = Field(default_factory=LoopControl)
-    hooks: list[HookConfig] = Field(default_factory=list)
+    hooks: list[HookConfig] = []
     services: Services = Field(default_factory=Services)
     # Skills (kimi_acp/skills.py), Kimi's keys: more skill directories, and whether every existing
     # brand directory (.kimi, .claude, .codex) is read or only the first.
-    extra_skill_dirs: list[str] = Field(default_factory=list)
+    extra_skill_dirs: list[str] = []
     merge_all_available_skills: bool = True
     # The agent file of every root session (kimi_acp/agents.py, kimi_acp/root_core.py); `kimi --wire --agent-file` overrides it.
     # Not a Kimi Code CLI key (it has only the flag); `~` is expanded, relative paths are from config.toml.

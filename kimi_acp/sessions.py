@@ -37,18 +37,18 @@ class _State(BaseModel):
 class ApprovalState(_State):
     yolo: bool = False
     afk: bool = False
-    auto_approve_actions: list[str] = Field(default_factory=list)
+    auto_approve_actions: list[str] = []
 
 
 class SessionState(_State):
     version: int = 1
     approval: ApprovalState = Field(default_factory=ApprovalState)
-    additional_dirs: list[str] = Field(default_factory=list)
+    additional_dirs: list[str] = []
     custom_title: str | None = None
     plan_mode: bool = False
     plan_session_id: str | None = None  # set while plan mode is on; names the plan file (core/plan_file.py)
     plan_slug: str | None = None  # the plan file is $KIMI_SHARE_DIR/plans/<plan_slug>.md
-    todos: list[TodoDisplayItem] = Field(default_factory=list)
+    todos: list[TodoDisplayItem] = []
     model: str | None = None  # this session's model choice (ACP picker), when it differs from the default
     thinking: bool | None = None
     work_dir: str | None = None  # lets a session be found by id alone (ACP prompt to a closed session)

@@ -114,7 +114,7 @@ def run_wire(**options: Any) -> int:
     if options.get("session_id"):
         from .wire import early_replay  # noqa: F401  (now, before the preload competes for the GIL)
     started = early.start(
-        lambda: _prepare(**options),
+        lambda: _preload(options),
         lambda m: _early_initialize(m, options),
         STDIN_LIMIT,
         more=lambda m, hold: _early_replay(m, options, hold),
@@ -251,6 +251,17 @@ def _config_may_have_hooks(options: dict[str, Any]) -> bool:
     return re.search(pattern, text, re.MULTILINE) is not None
 
 
+def _preload(options: dict[str, Any]) -> _Prepared:
+    """The preload thread: asyncio (without ssl until used), then `_prepare`, evaluating each of
+    the models' annotation texts once (annotation_memo.py)."""
+    from .annotation_memo import remembered_annotations
+    from .asyncio_import import import_asyncio_without_ssl
+
+    import_asyncio_without_ssl()
+    with remembered_annotations():
+        return _prepare(**options)
+
+
 def _prepare(
     *,
     work_dir: str | None,
@@ -272,10 +283,6 @@ def _prepare(
     add_dirs: tuple[str, ...] = (),
 ) -> _Prepared:
     """Validate the options and build the session's agent (runs in the preload thread)."""
-    from .asyncio_import import import_asyncio_without_ssl
-
-    import_asyncio_without_ssl()  # here, off the main thread
-
     from . import sessions
     from .config import ConfigError, load_config
 

@@ -73,7 +73,10 @@ def _load_server_stack() -> Any:
     from .sdk_import import import_sdk
 
     import_sdk()
-    from . import server
+    from ..annotation_memo import remembered_annotations
+
+    with remembered_annotations():
+        from . import server
 
     return server  # the tool schemas and per-turn validators are warmed after the first session
 

@@ -144,9 +144,10 @@ class _Creator:
         self.defaults = index.defaults
         self.lock = threading.RLock()
         self.importing = True  # until after_import: lookups that miss do not create
-        self.started: set[int] = set()  # definitions being created (they can mention each other)
+        self.started: set[str] = set()  # definitions being created (they can mention each other)
 
     def knows(self, name: str) -> bool:
+        """A definition not created yet."""
         return name in self.by_name
 
     def get(self, name: str) -> Any:
@@ -155,13 +156,17 @@ class _Creator:
             return namespace[name]
         with self.lock:
             if name not in namespace:
-                self._create(self.by_name[name])
+                definition = self.by_name.get(name)
+                if definition is None:
+                    raise KeyError(name)  # being created (a mention cycle) or gone
+                self._create(definition)
             return namespace[name]
 
     def _create(self, definition: Definition) -> None:
-        if id(definition) in self.started:
+        key = definition.names[0]
+        if key in self.started:
             return  # mentioned again while its dependencies are created: it comes after them
-        self.started.add(id(definition))
+        self.started.add(key)
         try:
             needed = list(definition.needs)
             if any(name in self.defaults for name in definition.names):
@@ -170,9 +175,10 @@ class _Creator:
                 if name in self.by_name and name not in self.namespace:
                     self._create(self.by_name[name])
             exec(definition.code, self.namespace)
-        except BaseException:
-            self.started.discard(id(definition))  # a later access tries again (and fails the same way)
-            raise
+        finally:
+            self.started.discard(key)  # after a failure, a later access tries again (and fails alike)
+        for name in definition.names:
+            self.by_name.pop(name, None)  # created: its code is not needed any more
 
     def on_lookup_miss(self, name: str) -> Any:
         """A lookup that missed the namespace: create the name (KeyError, a NameError to the code
@@ -183,7 +189,7 @@ class _Creator:
         return self.get(name)
 
     def create_all(self) -> None:
-        for name in self.by_name:
+        for name in list(self.by_name):
             self.get(name)
 
 
@@ -206,7 +212,10 @@ class LazySchemaModule(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         creator = type(self)._creator
         if creator.knows(name):
-            return creator.get(name)
+            try:
+                return creator.get(name)
+            except KeyError:
+                pass  # being created: not there yet, as during a plain import
         raise AttributeError(f"module {MODULE!r} has no attribute {name!r}")
 
     def __dir__(self) -> list[str]:

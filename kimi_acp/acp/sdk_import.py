@@ -19,11 +19,8 @@ same way for the length of the import (~150 -> ~115 ms on top, issue #13):
   builds at once: those adapters get `defer_build` too (they are used for elicitation only).
 
 What remains is creating the ~280 classes, and a third of that was pydantic evaluating their
-string annotations (`from __future__ import annotations`): 760 fields, but only ~250 distinct
-annotation texts (`Annotated[Optional[Dict[str, Any]], Field(alias="_meta")]` alone ~200 times).
-While the SDK is imported, an annotation text that evaluated once in a module is not evaluated
-again there (~100 -> ~75 ms). Texts naming anything in the class's own namespace, and texts
-that do not evaluate yet (forward references), are evaluated every time, as before.
+string annotations: 760 fields, but only ~250 distinct annotation texts. While the SDK is
+imported, each is evaluated once (annotation_memo.py; ~100 -> ~75 ms).
 
 When the schema index is cached, `acp.schema` is moreover a lazy module that creates each model
 class when first used (lazy_schema.py): ~145 of its names at import, ~75 -> ~50 ms.
@@ -35,7 +32,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -117,42 +114,18 @@ def _construct_defaults(cls: Any) -> Any:
     return made
 
 
-def _remembered_evaluations(original: Callable[..., tuple[Any, bool]]) -> Callable[..., tuple[Any, bool]]:
-    """pydantic's `try_eval_type`, answering a string annotation it already evaluated in the
-    same module from memory. Pydantic builds each field's `FieldInfo` afresh from the evaluated
-    annotation (a `Field(...)` inside `Annotated` is read, not changed), so sharing is safe."""
-    import re
-
-    done: dict[tuple[str, int], tuple[Any, bool]] = {}
-    identifiers = re.compile(r"[A-Za-z_][A-Za-z_0-9]*").findall
-
-    def try_eval_type(value: Any, globalns: Any = None, localns: Any = None) -> tuple[Any, bool]:
-        if type(value) is not str or globalns is None:
-            return original(value, globalns, localns)
-        key = (value, id(globalns))
-        found = done.get(key)
-        if found is not None and not (localns and any(name in localns for name in identifiers(value))):
-            return found
-        result = original(value, globalns, localns)
-        if result[1] and not (localns and any(name in localns for name in identifiers(value))):
-            done[key] = result
-        return result
-
-    return try_eval_type
-
-
 @contextmanager
 def _deferred_builds() -> Iterator[None]:
     """While the SDK is imported: every model and adapter it creates is built on first use."""
     import pydantic
     from pydantic import BaseModel, RootModel
-    from pydantic._internal import _typing_extra
     from pydantic.type_adapter import TypeAdapter, _type_has_config
+
+    from ..annotation_memo import remembered_annotations
 
     original_config = pydantic.ConfigDict
     original_root_config = RootModel.model_config
     original_init = BaseModel.__init__
-    original_eval = _typing_extra.try_eval_type
 
     def lazy_config(**kwargs: Any) -> Any:
         kwargs.pop("use_attribute_docstrings", None)
@@ -187,11 +160,10 @@ def _deferred_builds() -> Iterator[None]:
     pydantic.TypeAdapter = LazyTypeAdapter  # type: ignore[misc]
     RootModel.model_config = {**original_root_config, "defer_build": True}
     BaseModel.__init__ = default_instance_init  # type: ignore[method-assign]
-    _typing_extra.try_eval_type = _remembered_evaluations(original_eval)
     try:
-        yield
+        with remembered_annotations():
+            yield
     finally:
-        _typing_extra.try_eval_type = original_eval
         BaseModel.__init__ = original_init  # type: ignore[method-assign]
         RootModel.model_config = original_root_config
         pydantic.TypeAdapter = TypeAdapter  # type: ignore[misc]

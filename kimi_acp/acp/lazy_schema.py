@@ -5,7 +5,7 @@ Even with nothing built (sdk_import.py), creating the SDK's model classes is mos
 session mostly never touches. The SDK's other modules import ~110 names from `acp.schema`;
 creating only those (and what their bases and default values need) is about half the work.
 
-How it works, all inside the SDK import (sdk_import.py):
+How it works (sdk_import.py installs it while it imports the SDK):
 - **The index.** `acp/schema.py` is split into its top-level statements, each compiled on its
   own (with the file's `from __future__ import annotations`): the imports, and one code object
   per definition with the names it binds, the names it needs to run (bases, decorators, default
@@ -138,7 +138,6 @@ class _Creator:
     """Creates the index's definitions in the module's namespace, each once, dependencies first."""
 
     def __init__(self, module: types.ModuleType, index: Index) -> None:
-        self.module = module
         self.namespace = module.__dict__
         self.by_name = {name: d for d in index.definitions for name in d.names}
         self.defaults = index.defaults
@@ -181,16 +180,13 @@ class _Creator:
             self.by_name.pop(name, None)  # created: its code is not needed any more
 
     def on_lookup_miss(self, name: str) -> Any:
-        """A lookup that missed the namespace: create the name (KeyError, a NameError to the code
-        looking, while the SDK is imported, for a name that is not the schema's, and for one
-        whose creation is under way: a mention cycle, which pydantic resolves later)."""
+        """A lookup that missed the namespace: the schema's name, created now. KeyError (a
+        NameError to the code looking) for any other name, for every name while the SDK is
+        imported, and for one whose creation is under way (a mention cycle: pydantic keeps a
+        forward reference and resolves it when it builds the model)."""
         if name not in self.by_name or self.importing:
             raise KeyError(name)
         return self.get(name)
-
-    def create_all(self) -> None:
-        for name in list(self.by_name):
-            self.get(name)
 
 
 class _Builtins(dict):  # type: ignore[type-arg]
@@ -261,13 +257,6 @@ def after_import(module: types.ModuleType) -> None:
     package = sys.modules.get("acp")
     if package is not None and package.__dict__.get("schema") is not module:
         package.schema = module  # type: ignore[attr-defined]
-
-
-def create_all() -> None:
-    """Create every definition now (tests; `dir()` already lists them)."""
-    module = sys.modules.get(MODULE)
-    if isinstance(module, LazySchemaModule):
-        type(module)._creator.create_all()
 
 
 def is_lazy() -> bool:

@@ -4,6 +4,11 @@ The core's message stream is mapped to `session/update` notifications as it happ
 the same loop step, see `transport.py`); approvals become `session/request_permission` requests
 that run beside the stream, so other updates keep flowing and `session/cancel` never waits for the
 user. Prompts for one session run one at a time, in arrival order.
+
+The root agent's own messages are shown while a prompt is answered. What background subagents do
+(`SubagentEvent`s, their approvals and answers, their terminals) and the end of a background task
+are shown whenever they happen while the session is open, between prompts too; nothing is sent
+once it is closed.
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ from ..wire.file import read_wire_file
 from ..wire.types import (
     ApprovalRequest,
     ApprovalResponse,
+    BackgroundTaskDisplayBlock,
     MCPLoadingEnd,
     QuestionRequest,
     Request,
     StatusUpdate,
+    SubagentEvent,
 )
 from . import questions
 from .convert import prompt_to_user_input
@@ -66,13 +73,17 @@ class AcpSession:
             approvals=core.approvals,
             tool_titles=self._tool_title,
             client_capabilities=server.client_capabilities_raw,
+            task_state=self._task_state,
         )
-        self._live = False  # turn updates flow only while a prompt is being answered
+        self._live = False  # the root's turn updates flow only while a prompt is being answered
+        self._closed = False  # session/close (or delete, or exit): nothing more is sent
         self._turn_lock = asyncio.Lock()
         self._generation = 0  # bumped by cancel: prompts queued before it are cancelled too
         self._permissions: set[asyncio.Task[None]] = set()  # open permission and question requests
+        self._background_permissions: set[asyncio.Task[None]] = set()  # those of background subagents
         questions.configure(core.toolset, server.client_capabilities_raw)
         self._unsubscribe = core.stream.subscribe(self._on_message)
+        self._unsubscribe_tasks = core.tasks.on_end(self._on_task_end)
         self.mcp: Any = None  # the session's McpService, when it has MCP servers
 
     # ------------------------------------------------------------------ MCP servers
@@ -112,6 +123,8 @@ class AcpSession:
     # ------------------------------------------------------------------ outbound
 
     def send_update(self, update: Update) -> None:
+        if self._closed:
+            return
         self.server.transport.notify("session/update", {"sessionId": self.id, "update": update})
 
     def send_available_commands(self) -> None:
@@ -138,7 +151,9 @@ class AcpSession:
         if isinstance(message, Request):
             self._on_request(message)
             return
-        if not self._live:
+        # A background subagent goes on after the turn that started it: its events and the answers
+        # to its requests are shown at any time (during a prompt they are part of the turn's stream).
+        if not self._live and not isinstance(message, (SubagentEvent, ApprovalResponse)):
             return
         for update in self._mapper.map(message):
             self.send_update(update)
@@ -146,9 +161,19 @@ class AcpSession:
             self._announce_mcp()
 
     def on_terminal(self, tool_call_id: str, terminal_id: str) -> None:
-        """A command started in a client terminal: show it inside its tool call card."""
-        if self._live:
+        """A command started in a client terminal: show it inside its tool call card (between
+        prompts, only a background subagent's call can run one)."""
+        if self._live or self._mapper.knows(tool_call_id):
             self.send_update(self._mapper.terminal_attached(tool_call_id, terminal_id))
+
+    def _task_state(self, task_id: str) -> BackgroundTaskDisplayBlock | None:
+        task = self.core.tasks.get(task_id)
+        return _task_block(task) if task is not None else None
+
+    def _on_task_end(self, task: Any) -> None:
+        """A background task ended: the card that started it shows its final state."""
+        for update in self._mapper.task_ended(_task_block(task)):
+            self.send_update(update)
 
     # ------------------------------------------------------------------ requests from the core
 
@@ -157,8 +182,10 @@ class AcpSession:
             for update in self._mapper.approval_requested(request):  # the card, complete and pending
                 self.send_update(update)
             task = asyncio.create_task(self._ask_permission(request))
-            self._permissions.add(task)
-            task.add_done_callback(self._permissions.discard)
+            # A background subagent's request outlives the turn (and its cancel): only close ends it.
+            tasks = self._background_permissions if request.source_kind == "background_agent" else self._permissions
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
         elif isinstance(request, QuestionRequest):
             for update in self._mapper.flush():  # the card is complete before the user is asked
                 self.send_update(update)
@@ -243,9 +270,14 @@ class AcpSession:
     # ------------------------------------------------------------------ history
 
     def replay(self) -> None:
-        """Send the recorded history as updates (session/load), all before the load response."""
+        """Send the recorded history as updates (session/load), all before the load response.
+
+        Background subagents' cards replay like foreground ones; a background task this process
+        knows shows its current state. Cards a running background subagent will still update take
+        the replayed ids (the client has just been given those)."""
         self.core.recorder.flush()
-        mapper = UpdateMapper(self.core.work_dir, replay=True, client_capabilities=self.server.client_capabilities_raw)
+        mapper = UpdateMapper(self.core.work_dir, replay=True, client_capabilities=self.server.client_capabilities_raw,
+                              task_state=self._task_state)
         for record in read_wire_file(self.core.session.wire_file):
             if isinstance(record.message, (Request, ApprovalResponse)):
                 continue
@@ -255,11 +287,22 @@ class AcpSession:
             self.send_update(update)
         if mapper.last_usage is not None:
             self.send_update(mapper.last_usage)
+        self._mapper.follow(mapper)
 
     async def close(self) -> None:
+        self._closed = True
         self.cancel()
+        for task in list(self._background_permissions):
+            task.cancel()
         self._unsubscribe()
+        self._unsubscribe_tasks()
         await self.core.close()
+
+
+def _task_block(task: Any) -> BackgroundTaskDisplayBlock:
+    from ..tools.tasks import task_display  # loaded with the core's tools already
+
+    return task_display(task)
 
 
 def _sentence(text: str) -> str:

@@ -63,6 +63,9 @@ from .convert import (
 
 Update = dict[str, Any]
 Status = Literal["pending", "in_progress", "completed", "failed"]  # ACP's tool call statuses
+ENDED = ("completed", "failed")
+TASK_STARTERS = frozenset({"Shell", "Agent"})  # their background result's card shows the task, kept up to date
+TaskState = Callable[[str], BackgroundTaskDisplayBlock | None]  # a task's current state, if known here
 
 
 @dataclass
@@ -71,6 +74,8 @@ class _Call:
     name: str
     args: StreamingArguments = field(default_factory=StreamingArguments)
     prefix: str = ""  # "[explore] " for a subagent's call
+    agent: str | None = None  # the subagent whose call it is
+    task: BackgroundTaskDisplayBlock | None = None  # the background task the card shows (a started Shell / Agent)
     title: str = ""
     terminal: bool = False
     closed: bool = False
@@ -79,6 +84,10 @@ class _Call:
     @property
     def arguments(self) -> str:
         return self.args.text
+
+    @property
+    def running_task(self) -> bool:
+        return self.task is not None and self.task.status == "running"
 
 
 class UpdateMapper:
@@ -89,6 +98,11 @@ class UpdateMapper:
     What the agent does on its own is shown too: a retried model request and a compaction of the
     context as the client's `notice` / `compaction_update` when it advertised them
     (`client_capabilities`), else as a short italic line of the agent's message.
+
+    A background subagent outlives the turn that started it: its open cards, open permission
+    requests and the `Agent` card it is tied to are kept across `begin_turn`, so its later
+    updates (also between prompts) find them. `task_state(task_id)` gives a background task's
+    current state, so a task card created after the task ended says so.
     """
 
     def __init__(
@@ -99,6 +113,7 @@ class UpdateMapper:
         approvals: ApprovalState | None = None,
         tool_titles: Callable[[str], str | None] | None = None,
         client_capabilities: dict[str, Any] | None = None,
+        task_state: TaskState | None = None,
     ) -> None:
         """`tool_titles(name)` names tools the mapper cannot know, e.g. "server: tool" for MCP."""
         self.cwd = cwd
@@ -114,6 +129,9 @@ class UpdateMapper:
         self._prompt_begun = False
         self._asking: dict[str, str] = {}  # open permission request id -> LLM tool call id
         self._open: _Call | None = None
+        self._parents: dict[tuple[str, str], _Call] = {}  # (agent id, parent's LLM id) -> the Agent card of its run
+        self._task_cards: dict[str, _Call] = {}  # running background task id -> the card that shows it
+        self._task_state = task_state
         self.shown_output = False  # any agent text sent this turn (errors then need a visible note)
         self.last_usage: Update | None = None
 
@@ -124,10 +142,32 @@ class UpdateMapper:
     def begin_turn(self) -> None:
         self._prompt_begun = False  # the prompt's own TurnBegin is still to come
         self._turn = uuid.uuid4().hex[:8]
-        self._calls.clear()
-        self._asking.clear()
+        # What a background subagent still runs keeps its card; everything else is the last turn's.
+        self._calls = {k: c for k, c in self._calls.items() if c.agent is not None and c.status not in ENDED}
+        self._asking = {r: k for r, k in self._asking.items() if k in self._calls}
+        self._parents = {k: c for k, c in self._parents.items() if self._may_go_on(c)}
         self._open = None
         self.shown_output = False
+
+    def follow(self, replayed: UpdateMapper) -> None:
+        """After `replayed` sent this session's history again (session/load of an open session):
+        the cards still to be updated live take the ids the client knows now."""
+        pairs: list[tuple[dict[Any, _Call], dict[Any, _Call]]] = [
+            (self._calls, replayed._calls), (self._parents, replayed._parents), (self._task_cards, replayed._task_cards),
+        ]
+        for mine, theirs in pairs:
+            for key, call in mine.items():
+                other = theirs.get(key)
+                if other is not None:
+                    call.acp_id = other.acp_id
+
+    def task_ended(self, block: BackgroundTaskDisplayBlock) -> list[Update]:
+        """A background task ended: the card that shows it (its `Shell` / `Agent` call) says so."""
+        call = self._task_cards.pop(block.task_id, None)
+        if call is None:
+            return []
+        call.task = block
+        return [{"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "content": [text_content(task_lines([block]))]}]
 
     def acp_id(self, llm_id: str) -> str:
         call = self._calls.get(llm_id)
@@ -193,13 +233,19 @@ class UpdateMapper:
 
         The call stays `pending` until the answer (`ApprovalResponse`) says it may run.
         """
-        updates = self._close_open_call()  # the card must be complete before we ask about it
+        # The card must be complete before we ask about it. A background subagent's card always is;
+        # the open call is then the root's, still streaming beside it.
+        updates = [] if request.source_kind == "background_agent" else self._close_open_call()
         key = _call_key(request.tool_call_id, request.agent_id)
         self._asking[request.id] = key
         call = self._calls.get(key)
         if call is not None and call.status == "in_progress":  # it was expected to run unasked
             updates.append(self._status(call, "pending"))
         return updates
+
+    def knows(self, llm_id: str) -> bool:
+        """Whether a card for this call is shown (a subagent's call: its id without the agent's)."""
+        return self._known_key(llm_id) in self._calls
 
     def terminal_attached(self, llm_id: str, terminal_id: str) -> Update:
         llm_id = self._known_key(llm_id)
@@ -240,12 +286,18 @@ class UpdateMapper:
 
     # ------------------------------------------------------------------ pieces
 
-    def _tool_call(self, message: ToolCall, key: str | None = None, prefix: str = "") -> list[Update]:
+    def _tool_call(
+        self, message: ToolCall, key: str | None = None, prefix: str = "", agent: str | None = None
+    ) -> list[Update]:
         name = message.function.name
         key = key or message.id
-        call = _Call(f"{self._turn}/{key}", name, StreamingArguments(message.function.arguments), prefix=prefix)
+        call = _Call(f"{self._turn}/{key}", name, StreamingArguments(message.function.arguments), prefix=prefix,
+                     agent=agent)
         if key in self._calls:  # an id reused within one turn still gets its own card
             call.acp_id = f"{call.acp_id}#{len(self._calls)}"
+        if agent is None:  # a new card for this id: subagent runs tied to an earlier one are over
+            for stale in [k for k, c in self._parents.items() if k[1] == key and not self._may_go_on(c)]:
+                del self._parents[stale]
         self._calls[key] = call
         arguments = call.args.final() or call.args.partial
         call.title = self._title(name, arguments or call.arguments, prefix)
@@ -345,12 +397,40 @@ class UpdateMapper:
             read = read_locations(call.args.final(), result, self.cwd)
             if read is not None:
                 update["locations"] = read
+        tasks = [b for b in result.display if isinstance(b, BackgroundTaskDisplayBlock)]
+        if call is not None and call.agent is None and name in TASK_STARTERS and len(tasks) == 1 and not result.is_error:
+            self._show_task(call, tasks[0], update)
         updates = [update]
         for block in result.display:
             if isinstance(block, TodoDisplayBlock):
                 entries = plan_entries(block)
                 updates.append({"sessionUpdate": "plan", "entries": entries})
         return updates
+
+    def _show_task(self, call: _Call, block: BackgroundTaskDisplayBlock, update: Update) -> None:
+        """The card of a started background task: it shows the task's state, now and when it ends."""
+        current = self._task_state(block.task_id) if self._task_state is not None else None
+        if current is not None and current.status != block.status:  # it ended before its card was complete
+            block = current
+            update["content"] = [text_content(task_lines([block]))]
+        call.task = block
+        if call.running_task:
+            self._task_cards[block.task_id] = call
+
+    def _may_go_on(self, parent: _Call) -> bool:
+        """Whether a subagent tied to this `Agent` card may still send events: its background task
+        runs (live), or it ran in the background at all (a replay: the state it shows is today's)."""
+        return parent.running_task or (self.replay and parent.task is not None)
+
+    def _parent(self, agent: str, parent_id: str) -> _Call | None:
+        """The `Agent` card a subagent's run is tied to: found once in the turn that made it, then kept."""
+        key = (agent, parent_id)
+        parent = self._parents.get(key)
+        if parent is None:
+            parent = self._calls.get(parent_id)
+            if parent is not None:
+                self._parents[key] = parent
+        return parent
 
     def _subagent_event(self, message: SubagentEvent) -> list[Update]:
         """A subagent's call is a card of its own: titled with the subagent's type, tied to the
@@ -362,22 +442,28 @@ class UpdateMapper:
             return []
         agent = message.agent_id or "subagent"
         parent_id = message.parent_tool_call_id or ""
+        parent = self._parent(agent, parent_id)
         if isinstance(event, ToolCall):
             key = _call_key(event.id, agent)
             streaming = self._open
-            updates = self._tool_call(event, key, prefix=f"[{message.subagent_type or 'subagent'}] ")
-            updates[0]["_meta"] = {"kimi": {"parentToolCallId": self.acp_id(parent_id), "agentId": agent,
+            updates = self._tool_call(event, key, prefix=f"[{message.subagent_type or 'subagent'}] ", agent=agent)
+            parent_acp_id = parent.acp_id if parent is not None else self.acp_id(parent_id)
+            updates[0]["_meta"] = {"kimi": {"parentToolCallId": parent_acp_id, "agentId": agent,
                                             "subagentType": message.subagent_type}}
             updates += self._close_open_call()  # it arrives whole
             self._open = streaming
             return updates
         if isinstance(event, ToolResult):
             return self._tool_result(event, _call_key(event.tool_call_id, agent))
-        if isinstance(event, TextPart) and event.text.strip() and parent_id in self._calls:
-            parent = self._calls[parent_id]
-            if parent.status in ("completed", "failed"):
+        if isinstance(event, TextPart) and event.text.strip() and parent is not None:
+            content = [text_content(event.text)]
+            if parent.task is not None:  # a background agent: its card shows the task's state, then its latest message
+                if self.replay or not parent.running_task:
+                    return []
+                content.insert(0, text_content(task_lines([parent.task])))
+            elif parent.status in ENDED:
                 return []
-            return [{"sessionUpdate": "tool_call_update", "toolCallId": parent.acp_id, "content": [text_content(event.text)]}]
+            return [{"sessionUpdate": "tool_call_update", "toolCallId": parent.acp_id, "content": content}]
         return []
 
     def _known_key(self, llm_id: str) -> str:

@@ -7,7 +7,7 @@ group. Each command runs locally in a process group of its own (also when an ACP
 terminals: a client terminal belongs to one tool call). Its merged stdout/stderr goes to
 `<session dir>/tasks/<id>.log`, kept bounded: past `2 * MAX_LOG_BYTES` only the last
 `MAX_LOG_BYTES` are kept. A task that finished is reported once to the model before its next
-step (`take_finished_note`).
+step (`take_finished_note`); front ends that show tasks hear of each end through `on_end`.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ class BackgroundTask:
     _runner: asyncio.Task[None] | None = field(default=None, repr=False)
     _done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     _noted: bool = field(default=False, repr=False)
+    _announced: bool = field(default=False, repr=False)  # its end was told to the `on_end` listeners
 
     @property
     def active(self) -> bool:
@@ -81,6 +82,7 @@ class TaskTable:
         self.directory = directory
         self._tasks: dict[str, BackgroundTask] = {}
         self._closed = False
+        self._end_listeners: list[Callable[[BackgroundTask], None]] = []
 
     # -------------------------------------------------------------- TurnService
 
@@ -131,6 +133,16 @@ class TaskTable:
         while f"{kind}-{n}" in self._tasks or (self.directory / f"{kind}-{n}.log").exists():
             n += 1
         return f"{kind}-{n}"
+
+    def on_end(self, listener: Callable[[BackgroundTask], None]) -> Callable[[], None]:
+        """Call `listener(task)` once when a task ends (its output complete); returns the unsubscribe."""
+        self._end_listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._end_listeners:
+                self._end_listeners.remove(listener)
+
+        return unsubscribe
 
     def get(self, task_id: str) -> BackgroundTask | None:
         return self._tasks.get(task_id)
@@ -241,6 +253,13 @@ class TaskTable:
         task.ended_at = task.ended_at or time.time()
         task._proc = None
         task._done.set()
+        if not task._announced:
+            task._announced = True
+            for listener in list(self._end_listeners):
+                try:
+                    listener(task)
+                except Exception:
+                    log.exception("background task %s: an end listener failed", task.id)
 
     async def _kill(self, task: BackgroundTask, *, reason: str, interrupted: bool) -> None:
         proc, runner = task._proc, task._runner

@@ -26,6 +26,7 @@ from ..llm.errors import APIStatusError, ChatProviderError
 from ..sessions import child_session
 from ..tools.agent import AgentParams
 from ..tools.base import ToolContext, tool_error, tool_ok
+from ..tools.tasks import task_display
 from ..wire.file import MessageMerger
 from ..wire.serde import to_envelope
 from ..wire.types import ApprovalResponse, Request, SubagentEvent, ToolReturnValue, WireEnvelope
@@ -233,7 +234,7 @@ class SubagentRunner:
             "The agent runs in the background; you are told when it finishes. Read its report with "
             f"TaskOutput(task_id=\"{task.id}\").",
         ])
-        return tool_ok(text, message="Background agent started.", brief=f"Started {task.id}")
+        return tool_ok(text, message="Background agent started.", brief=f"Started {task.id}", display=[task_display(task)])
 
 
 def format_result(record: InstanceRecord, run: _Run, final: str) -> str:

@@ -194,3 +194,85 @@ def test_every_tool_that_asks_for_approval_stays_pending_until_approved():
         assert asks == (tool.name not in RUNS_WITHOUT_APPROVAL), tool.name
         if asks:
             assert tool.name in convert.APPROVAL_ACTIONS, tool.name
+
+
+# --------------------------------------------------------------------------- background subagents across turns
+
+def _sub(event: Any, agent: str = "a1", parent: str = "bg") -> Any:
+    from kimi_acp.wire.serde import to_envelope
+    from kimi_acp.wire.types import SubagentEvent, WireEnvelope
+
+    return SubagentEvent(parent_tool_call_id=parent, agent_id=agent, subagent_type="explore",
+                         event=WireEnvelope.model_validate(to_envelope(event)))
+
+
+def _started(task_id: str = "agent-1", status: str = "running") -> ToolReturnValue:
+    from kimi_acp.wire.types import BackgroundTaskDisplayBlock
+
+    block = BackgroundTaskDisplayBlock(task_id=task_id, kind="agent", status=status, description="look around")
+    return ToolReturnValue(is_error=False, output="task_id: agent-1", message="Background agent started.", display=[block])
+
+
+def _block(status: str) -> Any:
+    from kimi_acp.wire.types import BackgroundTaskDisplayBlock
+
+    return BackgroundTaskDisplayBlock(task_id="agent-1", kind="agent", status=status, description="look around")
+
+
+def test_a_background_subagent_keeps_its_cards_and_parent_across_turns():
+    from kimi_acp.wire.types import TextPart, TurnBegin
+
+    mapper = UpdateMapper(CWD)
+    client = Client(mapper)
+    mapper.begin_turn()
+    client.send(TurnBegin(user_input="go"), call("bg", "Agent", {"description": "look around", "prompt": "p",
+                                                                 "run_in_background": True}),
+                ToolResult(tool_call_id="bg", return_value=_started()))
+    parent = client.updates[0]["toolCallId"]
+    assert "**running**" in json.dumps(client.updates[-1]["content"])
+    client.send(_sub(call("h1", "Shell", SHELL)))  # still in the turn that started it
+    h1 = client.updates[-2]["toolCallId"]
+    client.send(_sub(TextPart(text="Looking.")))
+    progress = client.updates[-1]
+    assert progress["toolCallId"] == parent and "Looking." in json.dumps(progress["content"])
+    assert "**running**" in json.dumps(progress["content"])
+    mapper.begin_turn()  # the next prompt: the root model reuses the id "bg" for a new call
+    client.send(TurnBegin(user_input="again"), call("bg", "Glob", {"pattern": "*"}), call("h1", "Shell", SHELL))
+    client.send(_sub(ToolResult(tool_call_id="h1", return_value=ok("done"))), _sub(call("h2", "Shell", SHELL)))
+    assert [u["toolCallId"] for u in client.updates if u.get("status") == "completed"][-1] == h1
+    (h2_card,) = [u for u in client.updates if u["sessionUpdate"] == "tool_call" and u.get("_meta")][1:]
+    assert h2_card["_meta"]["kimi"]["parentToolCallId"] == parent  # not the new "bg" card
+    assert mapper.task_ended(_block("completed")) == [{
+        "sessionUpdate": "tool_call_update", "toolCallId": parent,
+        "content": [{"type": "content", "content": {"type": "text", "text": "- look around (`agent-1`, agent): **completed**"}}],
+    }]
+    assert mapper.task_ended(_block("completed")) == []  # once
+    client.send(_sub(TextPart(text="Late words.")))
+    assert "Late words." not in json.dumps(client.updates)  # the card shows the task's end now
+
+
+def test_a_task_that_ended_before_its_card_shows_its_end():
+    mapper = UpdateMapper(CWD, task_state=lambda task_id: _block("failed"))
+    client = Client(mapper)
+    client.send(call("bg", "Agent", {"description": "look around", "prompt": "p"}),
+                ToolResult(tool_call_id="bg", return_value=_started()))
+    assert "**failed**" in json.dumps(client.updates[-1]["content"])
+    assert mapper.task_ended(_block("failed")) == []
+
+
+def test_after_a_replay_live_updates_use_the_replayed_ids():
+    from kimi_acp.wire.types import TurnBegin
+
+    live, replayed = UpdateMapper(CWD), UpdateMapper(CWD, replay=True)
+    messages = [TurnBegin(user_input="go"), call("bg", "Agent", {"description": "look around", "prompt": "p"}),
+                ToolResult(tool_call_id="bg", return_value=_started()), _sub(call("h1", "Shell", SHELL))]
+    live.begin_turn()
+    for message in messages:
+        live.map(message)
+    replay_updates = [u for message in messages for u in replayed.map(message)]
+    live.follow(replayed)
+    ids = {u["toolCallId"] for u in replay_updates if "toolCallId" in u}
+    (result,) = live.map(_sub(ToolResult(tool_call_id="h1", return_value=ok("x"))))
+    assert result["toolCallId"] in ids
+    (end,) = live.task_ended(_block("completed"))
+    assert end["toolCallId"] in ids

@@ -25,7 +25,11 @@ from .hub import Driver, Hub, WebError
 log = logging.getLogger(__name__)
 TOKEN_HEADER = "x-kimi-token"
 HEARTBEAT_S = 15.0
-ASSETS = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
+ASSETS = {
+    "app.js": "text/javascript; charset=utf-8",
+    "markdown.js": "text/javascript; charset=utf-8",
+    "style.css": "text/css; charset=utf-8",
+}
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
     "X-Frame-Options": "DENY",

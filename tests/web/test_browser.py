@@ -53,7 +53,7 @@ def test_the_page_drives_a_session(start_web: StartWeb, browser_page: Any, work_
     shell = page.locator('[data-tool-call-id="sh1"]')
     expect(shell.locator(".tool-output")).to_contain_text("approved-output")
     expect(shell.locator(".tool-output")).to_contain_text("README.md")
-    expect(page.locator("[data-testid=answer] strong")).to_have_text("approved-output")  # a little Markdown
+    expect(page.locator("[data-testid=answer] strong")).to_have_text("approved-output")  # Markdown (test_markdown.py has the rest)
     write = page.get_by_test_id("approval").last
     expect(write).to_contain_text("notes.md")
     expect(write.get_by_test_id("diff")).to_contain_text("Written from the browser.")

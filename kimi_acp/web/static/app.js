@@ -4,7 +4,7 @@
 
 const TOKEN = document.querySelector('meta[name="kimi-token"]').content;
 const $ = (id) => document.getElementById(id);
-const state = { session: null, source: null, busy: false, run: null, tools: {}, requests: {}, replaying: false };
+const state = { session: null, source: null, busy: false, run: null, tools: {}, requests: {}, replaying: false, follow: true, autoTop: 0 };
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -33,9 +33,17 @@ function showError(message) {
   scrollDown();
 }
 
-function scrollDown() {
+// The transcript follows new output while it is scrolled to the bottom; scrolled up, it stays put.
+function scrollDown(force) {
   const t = $("transcript");
-  t.scrollTop = t.scrollHeight;
+  if (force) state.follow = true;
+  if (state.follow) { t.scrollTop = t.scrollHeight; state.autoTop = t.scrollTop; }
+}
+
+function onScroll() {
+  const t = $("transcript");
+  // Our own scrolling (even if the page grew since) keeps following; the reader's scrolling up stops it.
+  state.follow = t.scrollHeight - t.scrollTop - t.clientHeight < 40 || t.scrollTop >= state.autoTop;
 }
 
 // ------------------------------------------------------------------ sessions
@@ -92,6 +100,7 @@ function currentRun() {
 }
 
 function startRun(userInput) {
+  if (!state.replaying) state.follow = true; // a new prompt: show it and its answer
   const t = $("transcript");
   const user = el("div", "msg user", userInput);
   user.dataset.testid = "user-message";
@@ -103,7 +112,7 @@ function startRun(userInput) {
 
 function answerNode(run) {
   if (!run.answer) {
-    run.answer = el("div", "msg assistant");
+    run.answer = el("div", "msg assistant md");
     run.answer.dataset.testid = "answer";
     run.node.append(run.answer);
   }
@@ -113,7 +122,7 @@ function answerNode(run) {
 function thinkingNode(run) {
   if (!run.thinking) {
     const details = el("details", "thinking");
-    details.append(el("summary", "", "Thinking"), el("div", "text"));
+    details.append(el("summary", "", "Thinking"), el("div", "text md"));
     run.node.append(details);
     run.thinking = details.lastChild;
   }
@@ -159,25 +168,20 @@ function renderDisplay(container, blocks) {
   }
 }
 
-// A little Markdown, built as DOM nodes (never innerHTML): ``` blocks, **bold**, `code`.
-function renderText(node, raw) {
-  node.dataset.raw = raw;
-  node.replaceChildren();
-  raw.split("```").forEach((part, i) => {
-    if (i % 2 === 1) {
-      node.append(el("pre", "code", part.replace(/^[^\n]*\n/, "")));
-      return;
-    }
-    const inline = /(\*\*[^*\n]+\*\*|`[^`\n]+`)/g;
-    let last = 0;
-    for (let m; (m = inline.exec(part));) {
-      node.append(part.slice(last, m.index));
-      const t = m[0];
-      node.append(t.startsWith("**") ? el("strong", "", t.slice(2, -2)) : el("code", "", t.slice(1, -1)));
-      last = m.index + t.length;
-    }
-    node.append(part.slice(last));
-  });
+// The model's text as Markdown (markdown.js: DOM nodes, never its HTML). Chunks only append to
+// the node's text; it is rendered once per frame, which also batches a replayed history.
+const pending = new Set();
+
+function appendText(node, text) {
+  node.mdText = (node.mdText || "") + text;
+  if (!pending.size) requestAnimationFrame(flushText);
+  pending.add(node);
+}
+
+function flushText() {
+  for (const node of pending) window.kimiMarkdown.renderInto(node, node.mdText);
+  pending.clear();
+  scrollDown();
 }
 
 function lines(text) {
@@ -293,13 +297,17 @@ function setStatus(s) {
 }
 
 const handlers = {
-  Reset(p) { $("transcript").replaceChildren(); state.run = null; state.tools = {}; state.requests = {}; state.replaying = true; setStatus(p); },
-  HistoryEnd(p) { state.replaying = false; setStatus(p); scrollDown(); },
+  Reset(p) {
+    $("transcript").replaceChildren(); pending.clear();
+    state.run = null; state.tools = {}; state.requests = {}; state.replaying = true; state.follow = true;
+    setStatus(p);
+  },
+  HistoryEnd(p) { state.replaying = false; setStatus(p); flushText(); scrollDown(true); },
   Status(p) { setStatus(p); loadSessions().catch(() => {}); },
-  RunBegin(p) { startRun(p.user_input); },
+  RunBegin(p) { startRun(p.user_input); scrollDown(); },
   TurnBegin() {},
-  TextDelta(p) { const node = answerNode(currentRun()); renderText(node, (node.dataset.raw || "") + p.text); scrollDown(); },
-  ReasoningDelta(p) { thinkingNode(currentRun()).textContent += p.text; },
+  TextDelta(p) { appendText(answerNode(currentRun()), p.text); },
+  ReasoningDelta(p) { appendText(thinkingNode(currentRun()), p.text); },
   ToolCallBegin(p) { toolCard(p.tool_call_id, p.name, p.arguments); scrollDown(); },
   StepEnd() {},
   ToolResult(p) {
@@ -312,6 +320,7 @@ const handlers = {
     const card = toolCard(p.tool_call_id, "", "");
     card.classList.toggle("failed", p.is_error);
     renderDisplay(card.querySelector(".tool-display"), p.display);
+    scrollDown();
   },
   TurnEnd() {},
   RunEnd() {
@@ -351,6 +360,7 @@ async function submitPrompt(event) {
 
 window.addEventListener("DOMContentLoaded", async () => {
   $("composer").addEventListener("submit", submitPrompt);
+  $("transcript").addEventListener("scroll", onScroll, { passive: true });
   $("prompt").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("composer").requestSubmit(); }
   });

@@ -94,10 +94,11 @@ class Bench:
     col: Collector = field(default_factory=Collector)
     progress: Callable[[str], None] = lambda text: None
 
-    async def spawn_acp(self, share: Share) -> RpcProcess:
+    async def spawn_acp(self, share: Share, env: dict[str, str] | None = None) -> RpcProcess:
+        """`env`: on top of the implementation's own."""
         if self.impl.prepare is not None:
             self.impl.prepare(share.dir)
-        return await spawn(self.impl.acp_cmd, share, env=self.impl.env)
+        return await spawn(self.impl.acp_cmd, share, env={**self.impl.env, **(env or {})})
 
     async def spawn_wire(self, share: Share, extra: list[str]) -> RpcProcess:
         if self.impl.prepare is not None:
@@ -159,7 +160,7 @@ async def measure_start(b: Bench) -> None:
         """kimi-acp only: a cache dir without the ACP schema index (acp/lazy_schema.py)."""
         share = make_share(b.workspace, "start-acp-first", "scripted")
         empty = b.workspace.new_dir("empty-cache")
-        p = await spawn(b.impl.acp_cmd, share, env={**b.impl.env, "KIMI_CACHE_DIR": str(empty)})
+        p = await b.spawn_acp(share, env={"KIMI_CACHE_DIR": str(empty)})
         try:
             await acp_initialize(p)
             _, reply = await acp_new_session(p, share.work_dir)

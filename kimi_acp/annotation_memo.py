@@ -14,13 +14,11 @@ are evaluated every time, as without it.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 _identifiers = re.compile(r"[A-Za-z_][A-Za-z_0-9]*").findall
-_lock = threading.Lock()
 
 
 def _remembering(original: Callable[..., tuple[Any, bool]]) -> Callable[..., tuple[Any, bool]]:
@@ -56,10 +54,8 @@ def remembered_annotations() -> Iterator[None]:
     if original is None or getattr(original, "__kimi_remembering__", False):
         yield
         return
-    with _lock:
-        _typing_extra.try_eval_type = _remembering(original)
+    _typing_extra.try_eval_type = _remembering(original)
     try:
         yield
     finally:
-        with _lock:
-            _typing_extra.try_eval_type = original
+        _typing_extra.try_eval_type = original

@@ -18,6 +18,8 @@ import threading
 from types import ModuleType
 from typing import Any
 
+from .early import join_meta_path, leave_meta_path
+
 _lock = threading.Lock()
 
 
@@ -29,7 +31,7 @@ def import_asyncio_without_ssl() -> ModuleType:
 
             return asyncio
         finder = _SslFinder(hidden_from=threading.get_ident())
-        sys.meta_path.insert(0, finder)
+        join_meta_path(finder)
         try:
             import asyncio
         finally:
@@ -79,10 +81,7 @@ class _SslFinder:
         return spec
 
     def leave(self) -> None:
-        try:
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
+        leave_meta_path(self)
 
 
 class _AfterExec:

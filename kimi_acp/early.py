@@ -96,16 +96,29 @@ def write_stdout(data: bytes) -> None:
         view = view[written:]
 
 
+def join_meta_path(finder: Any) -> None:
+    """Put `finder` first on `sys.meta_path`. The list is replaced, never changed in place: another
+    thread's import may be walking the old one (removing from it in place could make that import
+    skip a finder)."""
+    sys.meta_path = [finder, *sys.meta_path]
+
+
+def leave_meta_path(finder: Any) -> None:
+    """Take `finder` off `sys.meta_path` (replacing the list, see `join_meta_path`)."""
+    if finder in sys.meta_path:
+        sys.meta_path = [f for f in sys.meta_path if f is not finder]
+
+
 class Preloader:
     """Runs `load()` in a thread; `result()` blocks until it is done and re-raises errors.
 
-    `paused()` stops the preload thread at its next import while the main thread computes an
-    early answer: both need the one GIL, and sharing it in 0.5 ms slices made the 8 ms of an
-    early `replay` take 25-35 ms. (A long switch interval does not do it: the preload, already
-    waiting with the short one, takes the GIL and then keeps it for the long one.)
+    With `pausable`, `paused()` stops the preload thread at its next import while the main thread
+    computes an early answer: both need the one GIL, and sharing it in 0.5 ms slices made the
+    8 ms of an early `replay` take 25-35 ms. (A long switch interval does not do it: the preload,
+    already waiting with the short one, takes the GIL and then keeps it for the long one.)
     """
 
-    def __init__(self, load: Callable[[], Any]) -> None:
+    def __init__(self, load: Callable[[], Any], *, pausable: bool = False) -> None:
         self._load = load
         self._done = threading.Event()
         self._running = threading.Event()
@@ -114,11 +127,12 @@ class Preloader:
         self._error: BaseException | None = None
         self._saved_interval = sys.getswitchinterval()
         self._thread = threading.Thread(target=self._run, name="kimi-preload", daemon=True)
-        self._gate = _ImportGate(self)
+        self._gate = _ImportGate(self) if pausable else None  # only a pausable preload pays for it
 
     def start(self) -> Preloader:
         sys.setswitchinterval(FAST_SWITCH_INTERVAL_S)
-        sys.meta_path.insert(0, self._gate)
+        if self._gate is not None:
+            join_meta_path(self._gate)
         self._thread.start()
         return self
 
@@ -128,7 +142,8 @@ class Preloader:
         except BaseException as exc:  # handed to the main thread, never lost here
             self._error = exc
         finally:
-            self._gate.remove()
+            if self._gate is not None:
+                leave_meta_path(self._gate)
             self._running.set()
             sys.setswitchinterval(self._saved_interval)
             self._done.set()
@@ -138,6 +153,8 @@ class Preloader:
         """The preload thread stops at its next import until the block ends. The block must not
         import anything: the paused thread waits inside the import system, holding its lock
         (at most `PAUSE_LIMIT_S` at a time, so a mistake costs time, never a deadlock)."""
+        if self._gate is None:
+            raise RuntimeError("this preload was not started pausable")
         self._running.clear()
         try:
             yield
@@ -171,12 +188,6 @@ class _ImportGate:
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
         self._preloader.wait_if_paused()
         return None
-
-    def remove(self) -> None:
-        try:
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
 
 
 def core_warm_ups() -> list[Callable[[], Any]]:
@@ -331,7 +342,7 @@ def start(
     its second argument is `Preloader.paused`, for the computing part of its answer.
     """
     signals = ShutdownSignals().install()
-    preloader = Preloader(load).start()
+    preloader = Preloader(load, pausable=more is not None).start()
     first = read_first_line(limit, stop=lambda: preloader.failed() or signals.requested)
     if first is None:
         return EarlyStart(preloader, signals, b"", None, True)

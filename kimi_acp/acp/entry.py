@@ -89,9 +89,9 @@ def _cache_schema_index_later() -> None:
     import threading
 
     from .lazy_schema import is_lazy
-    from .sdk_import import LAZY_SCHEMA_ENV
+    from .sdk_import import lazy_schema_wanted
 
-    if is_lazy() or os.environ.get(LAZY_SCHEMA_ENV) == "0":
+    if is_lazy() or not lazy_schema_wanted():
         return
 
     def write() -> None:

@@ -62,10 +62,15 @@ def import_sdk() -> None:
                 log.info("acp.schema: %d names created at import (cached index)", len(vars(lazy)))
 
 
+def lazy_schema_wanted() -> bool:
+    """Whether `acp.schema` may be the lazy module (`KIMI_LAZY_ACP_SCHEMA=0` says no)."""
+    return os.environ.get(LAZY_SCHEMA_ENV, "1") != "0"
+
+
 def _lazy_schema() -> Any:
     """`acp.schema` created model by model when its index is cached (lazy_schema.py); a failure
     to set it up leaves the plain import."""
-    if os.environ.get(LAZY_SCHEMA_ENV, "1") == "0":
+    if not lazy_schema_wanted():
         return None
     from .lazy_schema import install_cached
 

@@ -48,7 +48,7 @@ def test_a_paused_preload_stops_at_its_next_import(modules):
         return len(names)
 
     gates_before = sum(isinstance(f, early._ImportGate) for f in sys.meta_path)
-    preloader = early.Preloader(load).start()
+    preloader = early.Preloader(load, pausable=True).start()
     assert first_done.wait(10)
     with preloader.paused():
         time.sleep(0.4)
@@ -64,7 +64,7 @@ def test_a_paused_preload_stops_at_its_next_import(modules):
 def test_the_main_thread_is_never_held(modules):
     names, ran = modules
     release = threading.Event()
-    preloader = early.Preloader(lambda: release.wait(10)).start()
+    preloader = early.Preloader(lambda: release.wait(10), pausable=True).start()
     try:
         with preloader.paused():
             started = time.monotonic()
@@ -76,3 +76,31 @@ def test_the_main_thread_is_never_held(modules):
         preloader.result()
     assert len(ran) == len(names)
     assert took < early.PAUSE_LIMIT_S * 5  # not one wait per import
+
+
+def test_only_a_pausable_preload_puts_a_gate_on_the_import_path():
+    release = threading.Event()
+    preloader = early.Preloader(lambda: release.wait(10)).start()
+    try:
+        assert not any(isinstance(f, early._ImportGate) for f in sys.meta_path)
+        with pytest.raises(RuntimeError):
+            with preloader.paused():
+                pass
+    finally:
+        release.set()
+        preloader.result()
+
+
+def test_finders_join_and_leave_by_replacing_the_list():
+    """An import walking the old list meanwhile (another thread) sees it unchanged."""
+    finder = object()
+    walking = sys.meta_path
+    early.join_meta_path(finder)
+    try:
+        assert sys.meta_path[0] is finder and finder not in walking
+        joined = sys.meta_path
+        early.leave_meta_path(finder)
+        assert finder not in sys.meta_path and joined[0] is finder
+    finally:
+        early.leave_meta_path(finder)
+    assert sys.meta_path == walking

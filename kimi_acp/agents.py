@@ -40,7 +40,10 @@ from .core.prompt import PromptBuilder, PromptInputs, default_prompt, format_ski
 from .yaml_text import YamlTextError, load_yaml
 
 if TYPE_CHECKING:
+    from .tools import DeferredTool
     from .tools.base import Tool
+
+    AnyTool = Tool | DeferredTool
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +88,7 @@ class AgentSpec:
         chosen = list(available) if self.tools is None else [n for n in self.tools if n in available]
         return [n for n in chosen if n not in self.exclude_tools]
 
-    def select_tools(self, tools: list[Tool]) -> list[Tool]:
+    def select_tools(self, tools: list[AnyTool]) -> list[AnyTool]:
         by_name = {t.name: t for t in tools}
         return [by_name[n] for n in self.tool_names(list(by_name))]
 
@@ -257,19 +260,19 @@ def _replace(spec: AgentSpec, **changes: Any) -> AgentSpec:
 class AgentSetup:
     """What a front end passes to `AgentCore`: the tools and the prompt builder."""
 
-    tools: list[Tool]
+    tools: list[AnyTool]  # built-ins come deferred: created when the session first needs them
     system_prompt: PromptBuilder
     spec: AgentSpec
 
 
-def setup(spec: AgentSpec, make_tools: Callable[[], list[Tool]] | None = None) -> AgentSetup:
+def setup(spec: AgentSpec, make_tools: Callable[[], list[AnyTool]] | None = None) -> AgentSetup:
     """The session's tools (built-ins filtered by the agent file) and its prompt builder.
 
     Unknown tool names are an AgentFileError, tools Kimi has and we do not are skipped (logged)."""
     if make_tools is None:
-        from .tools import builtin_tools
+        from .tools import deferred_builtin_tools
 
-        make_tools = builtin_tools
+        make_tools = deferred_builtin_tools
     tools = make_tools()
     available = {t.name for t in tools}
     where = f"agent file {spec.file}" if spec.file else "agent"

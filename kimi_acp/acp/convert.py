@@ -9,8 +9,7 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ..tools.shell import HIDE_OUTPUT_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
-from ..tools.write import EDIT_ACTION, EDIT_OUTSIDE_ACTION
+from ..tools.actions import EDIT_ACTION, EDIT_OUTSIDE_ACTION, HIDE_OUTPUT_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
 from ..wire.types import (
     BackgroundTaskDisplayBlock,
     ContentPart,

@@ -24,7 +24,7 @@ from ..kaos.tasks import TaskTable
 from ..llm.errors import ChatProviderError, is_retryable
 from ..llm.types import ChatProvider, Message
 from ..sessions import Session, shorten_title
-from ..tools import builtin_tools
+from ..tools import DeferredTool, deferred_builtin_tools
 from ..tools.base import SubagentLauncher, Tool, ToolContext
 from ..tools.plan import EXIT as EXIT_PLAN_MODE
 from ..wire.file import WireRecorder
@@ -96,7 +96,7 @@ class AgentCore:
         model_alias: str | None = None,
         thinking: bool | None = None,
         max_steps_per_turn: int | None = None,
-        tools: Sequence[Tool] | None = None,
+        tools: Sequence[Tool | DeferredTool] | None = None,
         system_prompt: PromptBuilder | None = None,
         commands: Sequence[CommandProvider] = (),
         extra_dirs: Sequence[Path] = (),
@@ -113,7 +113,7 @@ class AgentCore:
         self.stream.subscribe(self._record)
         self.context = Context.load(session.context_file)
         self.approvals = Approvals(session, self.stream.send)
-        self.toolset = Toolset(list(tools) if tools is not None else builtin_tools())
+        self.toolset = Toolset(list(tools) if tools is not None else deferred_builtin_tools())
         self.toolset.plan_mode = lambda: self.plan_mode
         self.toolset.plan_file = self.plan_file_path
         self.toolset.model_capabilities = lambda: m.capabilities if (m := self.resolved_model()) else frozenset()

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..llm.types import ToolSpec
+from ..tools import DeferredTool
 from ..tools.base import Tool, ToolContext, ToolRejectedError, real_path, tool_error
 from ..tools.external import ExternalTool, SchemaTool
 from ..wire.serde import describe_validation_error
@@ -50,8 +51,11 @@ def rejection_result(feedback: str | None) -> ToolReturnValue:
 
 
 class Toolset:
-    def __init__(self, tools: list[Tool]) -> None:
-        self._tools: dict[str, Tool | SchemaTool] = {t.name: t for t in tools}
+    """A session's tools by name. Built-ins may come as `DeferredTool`s: each is created the
+    first time it is needed (`get`, `specs`), so opening a session imports no tool module."""
+
+    def __init__(self, tools: Iterable[Tool | DeferredTool]) -> None:
+        self._tools: dict[str, Tool | SchemaTool | DeferredTool] = {t.name: t for t in tools}
         self._builtin_names = frozenset(self._tools)
         self._mcp_names: set[str] = set()
         self.hidden: set[str] = set()
@@ -62,14 +66,22 @@ class Toolset:
         self.model_capabilities: Callable[[], frozenset[str]] = frozenset
         # and this at its config's `[services]` (SearchWeb, FetchURL: Kimi's web services)
         self.services: Callable[[], Any] = lambda: None
-        for tool in tools:
-            if hasattr(tool, "model_capabilities"):
-                tool.model_capabilities = lambda: self.model_capabilities()  # type: ignore[attr-defined]
-            if hasattr(tool, "services"):
-                tool.services = lambda: self.services()  # type: ignore[attr-defined]
+        for tool in self._tools.values():
+            if not isinstance(tool, DeferredTool):
+                self._adopt(tool)
+
+    def _adopt(self, tool: Tool | SchemaTool) -> None:
+        if hasattr(tool, "model_capabilities"):
+            tool.model_capabilities = lambda: self.model_capabilities()  # type: ignore[union-attr]
+        if hasattr(tool, "services"):
+            tool.services = lambda: self.services()  # type: ignore[union-attr]
 
     def get(self, name: str) -> Tool | SchemaTool | None:
-        return self._tools.get(name)
+        tool = self._tools.get(name)
+        if isinstance(tool, DeferredTool):
+            tool = self._tools[name] = tool.create()
+            self._adopt(tool)
+        return tool
 
     def names(self) -> list[str]:
         return list(self._tools)
@@ -78,9 +90,8 @@ class Toolset:
         """What the model is offered. A tool whose `listed` is False (its front end cannot serve it,
         e.g. AskUserQuestion for a Wire client without questions) is left out but stays callable, so
         a call gets the tool's own answer; a `hidden` one is gone altogether."""
-        return [
-            t.spec() for name, t in self._tools.items() if name not in self.hidden and getattr(t, "listed", True)
-        ]
+        tools = [self.get(name) for name in self._tools if name not in self.hidden]
+        return [t.spec() for t in tools if t is not None and getattr(t, "listed", True)]
 
     def replace(self, tool: Tool) -> None:
         """Swap a built-in for another implementation with the same name (e.g. a client terminal)."""
@@ -150,7 +161,7 @@ class Toolset:
 
     async def _handle(self, call: ToolCall, make_context: Callable[[str], ToolContext]) -> ToolOutcome:
         name = call.function.name
-        tool = self._tools.get(name)
+        tool = self.get(name)
         if tool is None or name in self.hidden:
             msg = f"Tool `{name}` not found"
             return ToolOutcome(call, tool_error(msg, brief=msg))

@@ -33,9 +33,9 @@ class Launcher:
         self._runner: SubagentRunner | None = None
 
     def types(self) -> Sequence[SubagentTypeInfo]:
-        from ..tools import builtin_tools
+        from ..tools import BUILTIN_TOOL_NAMES
 
-        available = [t.name for t in builtin_tools()]
+        available = list(BUILTIN_TOOL_NAMES)
         return [kind.info(available) for kind in self.kinds.values()]
 
     def has_model(self, alias: str) -> bool:

@@ -1,30 +1,63 @@
-"""Built-in tools. Importing this package is cheap; `builtin_tools()` imports the tool modules."""
+"""Built-in tools. Importing this package is cheap, and so is naming the tools: a session's tool set
+holds `DeferredTool`s, which import their module the first time the tool itself is needed (the
+model's tool list, a call). Opening a session thus imports none of the tool modules (~10 ms)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .base import Tool
 
+# The default tool set, in the order the model sees it (the reference agent's order):
+# name, module in this package, class.
+BUILTIN_TOOLS: tuple[tuple[str, str, str], ...] = (
+    ("Agent", "agent", "Agent"),
+    ("AskUserQuestion", "question", "AskUserQuestion"),
+    ("SetTodoList", "todo", "SetTodoList"),
+    ("Shell", "shell", "Shell"),
+    ("TaskList", "tasks", "TaskList"),
+    ("TaskOutput", "tasks", "TaskOutput"),
+    ("TaskStop", "tasks", "TaskStop"),
+    ("ReadFile", "read", "ReadFile"),
+    ("ReadMediaFile", "media", "ReadMediaFile"),
+    ("Glob", "glob", "Glob"),
+    ("Grep", "grep", "Grep"),
+    ("WriteFile", "write", "WriteFile"),
+    ("StrReplaceFile", "replace", "StrReplaceFile"),
+    ("SearchWeb", "search", "SearchWeb"),
+    ("FetchURL", "fetch", "FetchURL"),
+    ("ExitPlanMode", "plan", "ExitPlanMode"),
+    ("EnterPlanMode", "plan", "EnterPlanMode"),
+)
+BUILTIN_TOOL_NAMES: tuple[str, ...] = tuple(name for name, _, _ in BUILTIN_TOOLS)
+
+
+class DeferredTool:
+    """A built-in tool not created yet: its name now, the tool on `create()` (a new instance)."""
+
+    __slots__ = ("name", "_module", "_class")
+
+    def __init__(self, name: str, module: str, class_name: str) -> None:
+        self.name = name
+        self._module = module
+        self._class = class_name
+
+    def create(self) -> Tool:
+        module = importlib.import_module(f"{__name__}.{self._module}")
+        tool: Tool = getattr(module, self._class)()
+        return tool
+
+    def __repr__(self) -> str:
+        return f"DeferredTool({self.name!r})"
+
+
+def deferred_builtin_tools() -> list[DeferredTool]:
+    """The default tool set, each tool created when its session first needs it."""
+    return [DeferredTool(*entry) for entry in BUILTIN_TOOLS]
+
 
 def builtin_tools() -> list[Tool]:
-    """The default tool set, in the order the model sees it (the reference agent's order)."""
-    from .agent import Agent
-    from .fetch import FetchURL
-    from .glob import Glob
-    from .grep import Grep
-    from .media import ReadMediaFile
-    from .plan import EnterPlanMode, ExitPlanMode
-    from .question import AskUserQuestion
-    from .read import ReadFile
-    from .replace import StrReplaceFile
-    from .search import SearchWeb
-    from .shell import Shell
-    from .tasks import TaskList, TaskOutput, TaskStop
-    from .todo import SetTodoList
-    from .write import WriteFile
-
-    return [Agent(), AskUserQuestion(), SetTodoList(), Shell(), TaskList(), TaskOutput(), TaskStop(),
-            ReadFile(), ReadMediaFile(), Glob(), Grep(), WriteFile(), StrReplaceFile(),
-            SearchWeb(), FetchURL(), ExitPlanMode(), EnterPlanMode()]
+    """The default tool set, created now."""
+    return [deferred.create() for deferred in deferred_builtin_tools()]

@@ -8,17 +8,15 @@ from pydantic import Field, model_validator
 
 from ..kaos.base import CommandResult
 from ..wire.types import ShellDisplayBlock, ToolReturnValue, UnknownDisplayBlock
+from .actions import HIDE_OUTPUT_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
 from .base import MAX_LINE_CHARS, MAX_OUTPUT_CHARS, Params, Tool, ToolContext, cap_output, tool_error, tool_ok
 from .tasks import task_display
 
 logger = logging.getLogger(__name__)
 
-RUN_ACTION = "run command"
-RUN_BACKGROUND_ACTION = "run background command"
 MAX_BACKGROUND_TIMEOUT_S = 86_400
 MAX_TIMEOUT_S = 300
 BRIEF_CHARS = 120
-HIDE_OUTPUT_TYPE = "acp/hide_output"
 
 
 class ShellParams(Params):

@@ -10,14 +10,13 @@ from pydantic import Field
 
 from ..kaos.base import BinaryFileError
 from ..wire.types import DiffDisplayBlock, ToolReturnValue
+from .actions import EDIT_ACTION, EDIT_OUTSIDE_ACTION
 from .base import Params, Tool, ToolContext, real_path, tool_error, tool_ok
 from .diff import make_diff_blocks
 from .read import resolve_path
 
 logger = logging.getLogger(__name__)
 
-EDIT_ACTION = "edit file"
-EDIT_OUTSIDE_ACTION = "edit file outside of working directory"
 
 
 def edit_action(ctx: ToolContext, path: Path) -> str:

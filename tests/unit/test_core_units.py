@@ -574,3 +574,37 @@ def test_a_session_model_removed_from_the_config_falls_back_to_the_default(tmp_p
     core = _core(tmp_path, SETTINGS_CONFIG, session)
     assert core.model_alias is None
     assert core.resolved_model() is not None and core.resolved_model().alias == "a"
+
+
+# ------------------------------------------------------------------ deferred built-in tools
+
+
+def test_a_deferred_tool_set_names_every_builtin_and_creates_a_tool_on_first_use(tmp_path: Path) -> None:
+    from kimi_acp.tools import BUILTIN_TOOL_NAMES, DeferredTool, deferred_builtin_tools
+    from kimi_acp.tools.grep import Grep
+    from kimi_acp.tools.media import ReadMediaFile
+
+    toolset = Toolset(deferred_builtin_tools())
+    assert toolset.names() == list(BUILTIN_TOOL_NAMES) == [t.name for t in builtin_tools()]
+    assert all(isinstance(t, DeferredTool) for t in toolset._tools.values())
+    grep = toolset.get("Grep")
+    assert isinstance(grep, Grep) and toolset.get("Grep") is grep  # created once
+    assert isinstance(toolset._tools["Glob"], DeferredTool)  # the others wait
+    # a tool created late still reads the session's model capabilities (ReadMediaFile is listed by them)
+    assert "ReadMediaFile" not in [s.name for s in toolset.specs()]
+    toolset.model_capabilities = lambda: frozenset({"image_in"})
+    media = toolset.get("ReadMediaFile")
+    assert isinstance(media, ReadMediaFile) and media.listed
+    eager = Toolset(builtin_tools())
+    eager.model_capabilities = toolset.model_capabilities
+    assert toolset.specs() == eager.specs() and "ReadMediaFile" in [s.name for s in eager.specs()]
+    assert not any(isinstance(t, DeferredTool) for t in toolset._tools.values())
+
+
+async def test_a_deferred_tool_runs_when_the_model_calls_it(tmp_path: Path) -> None:
+    from kimi_acp.tools import deferred_builtin_tools
+
+    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    toolset = Toolset(deferred_builtin_tools())
+    outcome = await toolset.handle(tc("ReadFile", json.dumps({"path": "notes.txt"})), make_context_factory(tmp_path))
+    assert not outcome.result.is_error and "two" in str(outcome.result.output)

@@ -1,0 +1,10 @@
+"""Strings the tools use and the front ends recognise (approval actions, a display type), here so a
+front end can map them without importing the tool modules."""
+
+from __future__ import annotations
+
+RUN_ACTION = "run command"  # Shell in the foreground
+RUN_BACKGROUND_ACTION = "run background command"  # Shell with run_in_background
+EDIT_ACTION = "edit file"  # WriteFile, StrReplaceFile inside the workspace
+EDIT_OUTSIDE_ACTION = "edit file outside of working directory"
+HIDE_OUTPUT_TYPE = "acp/hide_output"  # a Shell result whose output a client terminal already shows

@@ -253,11 +253,14 @@ def _config_may_have_hooks(options: dict[str, Any]) -> bool:
 
 def _preload(options: dict[str, Any]) -> _Prepared:
     """The preload thread: asyncio (without ssl until used), then `_prepare`, evaluating each of
-    the models' annotation texts once (annotation_memo.py)."""
+    the models' annotation texts once (annotation_memo.py), pydantic's plugins looked for without
+    importlib.metadata when there are none (pydantic_plugins.py)."""
+    from . import pydantic_plugins
     from .annotation_memo import remembered_annotations
     from .asyncio_import import import_asyncio_without_ssl
 
     import_asyncio_without_ssl()
+    pydantic_plugins.install()
     with remembered_annotations():
         return _prepare(**options)
 

@@ -33,8 +33,26 @@ class StreamingArguments:
         self._watching = True
         self._partial: dict[str, Any] = {}
         self._final: dict[str, Any] | None = None
-        if first:
+        self._unlexed = ""  # counted in _fed but not given to the lexer yet (see _read_whole)
+        if first and not self._read_whole(first):
             self.append(first)
+
+    def _read_whole(self, first: str) -> bool:
+        """A call that arrives complete (a replayed one, or a provider that sends arguments in one
+        piece) is read with `json` alone; the lexer is fed this text only if more deltas follow."""
+        try:
+            value = json.loads(first)
+        except ValueError:
+            return False
+        if not isinstance(value, dict):
+            return False
+        self._chunks.append(first)
+        self._text = first
+        self._partial = _without_trailing_half_pair(value)
+        self._unlexed = first[:WATCH_LIMIT]
+        self._fed = len(self._unlexed)
+        self._watching = self._fed < WATCH_LIMIT
+        return True
 
     @property
     def text(self) -> str:
@@ -86,6 +104,7 @@ class StreamingArguments:
         """Nothing more is needed while the arguments stream (the title is settled)."""
         self._watching = False
         self._lexer = None
+        self._unlexed = ""
 
     def complete(self, key: str) -> bool:
         """Whether the value of `key` is final: a later key has started after it."""
@@ -108,6 +127,9 @@ class StreamingArguments:
             import streamingjson  # small and pure Python; loaded with the first streamed call
 
             self._lexer = streamingjson.Lexer()
+            unlexed, self._unlexed = self._unlexed, ""
+            for start in range(0, len(unlexed), _FEED_SLICE):
+                self._lexer.append_string(unlexed[start : start + _FEED_SLICE])
         return self._lexer
 
 

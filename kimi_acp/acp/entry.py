@@ -67,6 +67,9 @@ def _load_server_stack() -> Any:
     from ..asyncio_import import import_asyncio_without_ssl
 
     import_asyncio_without_ssl()
+    from .. import pydantic_plugins
+
+    pydantic_plugins.install()  # no importlib.metadata when no distribution has pydantic plugins
     from ..logs import setup_logging
 
     setup_logging("acp")

@@ -46,7 +46,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 MODULE = "acp.schema"
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 CACHE_ENV = "KIMI_CACHE_DIR"
 
 

@@ -18,6 +18,11 @@ from .lazy_schema import Definition, Index, dump, index_file, read_index, schema
 
 log = logging.getLogger(__name__)
 
+# Imported names that become definitions, created when first needed, instead of being imported at
+# once: `AnyUrl` is only in annotations (4 models), and importing it runs `pydantic.networks`
+# (which imports importlib.metadata and ipaddress: ~20 ms of every start).
+LAZY_IMPORTS = frozenset({("pydantic", "AnyUrl")})
+
 
 def build_index(path: Path) -> Index:
     """Split and compile acp/schema.py (~150 ms)."""
@@ -28,6 +33,14 @@ def build_index(path: Path) -> Index:
     definitions: list[Definition] = []
     defaults: set[str] = set()
     for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom):
+            statement, lazy = _split_lazy_imports(statement)
+            for alias in lazy:
+                lazy_import = ast.ImportFrom(statement.module, [alias], 0, lineno=statement.lineno, col_offset=0)
+                code = compile(ast.Module([lazy_import], []), str(path), "exec", flags=flags, dont_inherit=True)
+                definitions.append(Definition((alias.asname or alias.name,), (), (), code))
+            if not statement.names:
+                continue
         code = compile(ast.Module([statement], []), str(path), "exec", flags=flags, dont_inherit=True)
         names = _bound_names(statement)
         if names is None:
@@ -40,6 +53,15 @@ def build_index(path: Path) -> Index:
     if len(bound) != sum(len(d.names) for d in definitions):
         raise ValueError("a name is bound twice in acp/schema.py")
     return Index(tuple(imports), tuple(definitions), frozenset(defaults & bound))
+
+
+def _split_lazy_imports(statement: ast.ImportFrom) -> tuple[ast.ImportFrom, list[ast.alias]]:
+    """The statement without its LAZY_IMPORTS names, and those names."""
+    lazy = [a for a in statement.names if statement.level == 0 and (statement.module, a.name) in LAZY_IMPORTS]
+    if not lazy:
+        return statement, []
+    rest = [a for a in statement.names if a not in lazy]
+    return ast.ImportFrom(statement.module, rest, statement.level, lineno=statement.lineno, col_offset=0), lazy
 
 
 def _bound_names(statement: ast.stmt) -> tuple[str, ...] | None:

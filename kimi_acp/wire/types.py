@@ -159,7 +159,7 @@ class UnknownDisplayBlock(_Model):
     """A display block of a type we do not know; kept as `{type, data}` so it round-trips."""
 
     type: str
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, Any] = {}
 
     @model_validator(mode="before")
     @classmethod
@@ -201,7 +201,7 @@ class ToolReturnValue(_Model):
     is_error: bool
     output: Union[str, list[ContentPart]] = ""
     message: str = ""
-    display: list[DisplayBlock] = Field(default_factory=list)
+    display: list[DisplayBlock] = []
     extras: dict[str, Any] | None = None
 
 
@@ -308,7 +308,7 @@ class ApprovalResponse(Event):
 
 class WireEnvelope(_Model):
     type: str
-    payload: dict[str, Any] = Field(default_factory=dict)
+    payload: dict[str, Any] = {}
 
 
 class SubagentEvent(Event):
@@ -404,7 +404,7 @@ class ApprovalRequest(Request):
     sender: str
     action: str
     description: str
-    display: list[DisplayBlock] = Field(default_factory=list)
+    display: list[DisplayBlock] = []
     source_kind: Literal["foreground_turn", "background_agent"] | None = None
     source_id: str | None = None
     agent_id: str | None = None
@@ -427,7 +427,7 @@ class QuestionOption(_Model):
 class QuestionItem(_Model):
     question: str
     header: str = ""
-    options: list[QuestionOption] = Field(default_factory=list)
+    options: list[QuestionOption] = []
     multi_select: bool = False
     # Kimi Code CLI's extras (ExitPlanMode uses them): text shown with the question, and the label
     # and description of the answer-in-your-own-words choice ("" for the client's default).
@@ -449,7 +449,7 @@ class HookRequest(Request):
     subscription_id: str
     event: str
     target: str
-    input_data: dict[str, Any] = Field(default_factory=dict)
+    input_data: dict[str, Any] = {}
 
 
 # Answers to requests (what clients send back as the JSON-RPC result).
@@ -458,7 +458,7 @@ class HookRequest(Request):
 class QuestionResponse(_Model):
     request_id: str
     # question text -> the chosen label; multi-select: labels comma-joined (Wire) or a list.
-    answers: dict[str, Union[str, list[str]]] = Field(default_factory=dict)
+    answers: dict[str, Union[str, list[str]]] = {}
 
 
 class QuestionNotSupported(Exception):

@@ -21,3 +21,59 @@ def test_building_the_tools_imports_no_http_stack():
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+SESSION_PROBE = """
+import asyncio, os, sys
+from kimi_acp.acp.entry import _load_server_stack
+server = _load_server_stack()  # what `kimi acp` imports before it serves
+
+class Transport:
+    def notify(self, *args, **kwargs):
+        pass
+
+async def main():
+    result = await server.AcpServer(transport=Transport()).new_session(cwd=os.environ["WORK"], mcp_servers=[])
+    assert result["sessionId"]
+
+asyncio.run(main())
+print(" ".join(sorted(sys.modules)))
+"""
+
+# Modules the first `session/new` of `kimi acp` does without (issue #13): the tools other than the
+# ones a session's set-up touches (created when the model's tool list is first built), and what
+# pydantic loads only on demand: `pydantic.networks` (acp.schema's AnyUrl, created lazily), and
+# `importlib.metadata` (pydantic's plugin discovery, kimi_acp/pydantic_plugins.py), and the
+# standard library's `logging.handlers` (kimi_acp/logs.py rotates the log itself).
+NOT_BEFORE_THE_FIRST_SESSION = (
+    "kimi_acp.tools.shell",
+    "kimi_acp.tools.read",
+    "kimi_acp.tools.write",
+    "kimi_acp.tools.grep",
+    "kimi_acp.tools.glob",
+    "kimi_acp.tools.media",
+    "kimi_acp.tools.fetch",
+    "kimi_acp.tools.search",
+    "kimi_acp.tools.replace",
+    "kimi_acp.tools.todo",
+    "pydantic.networks",
+    "importlib.metadata",
+    "logging.handlers",
+)
+
+
+def test_the_first_acp_session_loads_no_tool_module_nor_on_demand_pydantic(tmp_path):
+    from tests.e2e.acp_fixtures import acp_env, write_config
+
+    share, work = tmp_path / "share", tmp_path / "work"
+    share.mkdir()
+    work.mkdir()
+    write_config(share, ["text: hi"])
+    env = {**acp_env(share), "WORK": str(work)}
+    done = subprocess.run(
+        [sys.executable, "-c", SESSION_PROBE], capture_output=True, text=True, timeout=120, env=env, cwd=work
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert "acp.schema" in loaded and "kimi_acp.acp.server" in loaded  # the probe did what a server does
+    assert sorted(loaded.intersection(NOT_BEFORE_THE_FIRST_SESSION)) == []

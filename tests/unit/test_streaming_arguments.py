@@ -125,6 +125,33 @@ def test_only_the_head_is_read_incrementally(monkeypatch: pytest.MonkeyPatch) ->
     assert args.final() == {"content": content, "path": "late.txt"}  # read whole once complete
 
 
+def test_arguments_that_arrive_complete_are_read_without_the_lexer(monkeypatch: pytest.MonkeyPatch) -> None:
+    created: list[int] = []
+    original_init = streamingjson.Lexer.__init__
+
+    def counting(self: Any) -> None:
+        created.append(1)
+        original_init(self)
+
+    monkeypatch.setattr(streamingjson.Lexer, "__init__", counting)
+    text = json.dumps({"path": "a.txt", "content": "x" * 100})
+    args = StreamingArguments(text)  # a replayed call, or one a provider sent in one piece
+    assert args.partial == args.final() == {"path": "a.txt", "content": "x" * 100}
+    assert args.complete("path") and not args.complete("content") and created == []
+    assert StreamingArguments('{"path": "a.t').partial == {"path": "a.t"} and created == [1]
+
+
+def test_a_complete_looking_first_delta_that_goes_on_reads_as_if_streamed() -> None:
+    deltas = ['{"a": "x"}', " trailing"]
+    whole, streamed = StreamingArguments(deltas[0]), StreamingArguments()
+    streamed.append(deltas[0])
+    for args in (whole, streamed):
+        args.append(deltas[1])
+    assert whole.partial == streamed.partial and whole.final() == streamed.final() == {}
+    long_first = json.dumps({"content": "y" * (WATCH_LIMIT * 2)})
+    assert not StreamingArguments(long_first).watching  # past the watch limit, as when streamed
+
+
 # --------------------------------------------------------------------------- the card
 
 

@@ -1,0 +1,95 @@
+"""pydantic's plugin discovery, without `importlib.metadata` when there is nothing to discover.
+
+pydantic looks for plugins (installed distributions with a `pydantic` entry point) when it creates
+its first validator, which it does while it is imported (`RootModel`). Its loader imports
+`importlib.metadata` (~11 ms: `email`, `zipfile`, `csv` come along) and scans every distribution
+(~3 ms), on the servers' start-up path, to find what is nearly always nothing.
+
+`install()` (the servers call it before pydantic is imported; the Python API does not, so a host
+program's plugins are found the usual way) puts a stand-in under the loader's module name. It
+reads the `entry_points.txt` files of the distributions on `sys.path` itself (~1 ms). When one
+declares a `[pydantic]` section, or `sys.path` has an entry it does not read the way
+`importlib.metadata` would (a zip file, an egg), it hands over to pydantic's own loader, which
+then decides everything as usual (including `PYDANTIC_DISABLE_PLUGINS`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import types
+from collections.abc import Iterable
+from typing import Any
+
+LOADER = "pydantic.plugin._loader"
+_GROUP = b"pydantic"
+
+
+def install() -> bool:
+    """Register the stand-in unless pydantic's loader is loaded already; True if registered."""
+    if LOADER in sys.modules:
+        return False
+    stand_in = types.ModuleType(LOADER, __doc__)
+    stand_in.get_plugins = get_plugins  # type: ignore[attr-defined]
+    stand_in.__kimi_stand_in__ = True  # type: ignore[attr-defined]
+    sys.modules[LOADER] = stand_in
+    return True
+
+
+_none_found: bool | None = None  # the scan's result, as pydantic caches what it found
+
+
+def get_plugins() -> Iterable[Any]:
+    """pydantic's `get_plugins()` (called for every validator it creates): none if no distribution
+    can have any, else pydantic's answer. The scan runs once."""
+    global _none_found
+    if _none_found is None:
+        _none_found = not _may_have_plugins(sys.path)
+    if _none_found:
+        return ()
+    return _real_loader().get_plugins()
+
+
+def _real_loader() -> Any:
+    module = sys.modules.get(LOADER)
+    if module is None or getattr(module, "__kimi_stand_in__", False):
+        sys.modules.pop(LOADER, None)
+        module = importlib.import_module(LOADER)
+    return module
+
+
+def _may_have_plugins(path: Iterable[str]) -> bool:
+    for entry in path:
+        directory = entry or "."
+        if entry.endswith(".egg") or os.path.isfile(directory):
+            return True  # a zip or an egg: importlib.metadata looks inside, we do not
+        try:
+            children = os.scandir(directory)
+        except OSError:
+            continue  # missing (python311.zip often is) or a path hook's name: nothing to find
+        with children:
+            for child in children:
+                name = child.name.lower()
+                if name.endswith(".egg"):
+                    return True
+                if name.endswith((".dist-info", ".egg-info")) and _declares_plugin(child.path):
+                    return True
+    return False
+
+
+def _declares_plugin(info_dir: str) -> bool:
+    """Whether the distribution's entry points have a `pydantic` group (read as importlib.metadata
+    reads the file: a stripped `[name]` line, the name stripped too)."""
+    try:
+        with open(os.path.join(info_dir, "entry_points.txt"), "rb") as f:
+            text = f.read()
+    except OSError:
+        return False  # no entry points, or an .egg-info file rather than a directory
+    if _GROUP not in text:
+        return False
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(b"[") and line.endswith(b"]") and line[1:-1].strip() == _GROUP:
+            return True
+    return False

@@ -104,3 +104,34 @@ def test_finders_join_and_leave_by_replacing_the_list():
     finally:
         early.leave_meta_path(finder)
     assert sys.meta_path == walking
+
+
+def test_no_collection_while_preloading_and_what_it_loaded_is_frozen_after():
+    import gc
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self  # a cycle: only the cyclic collector could free it
+
+    seen: list[bool] = []
+    kept: list[Node] = []
+
+    def load() -> int:
+        seen.append(gc.isenabled())
+        kept.extend(Node() for _ in range(1000))
+        return gc.get_freeze_count()
+
+    assert gc.isenabled()
+    frozen_before = early.Preloader(load).start().result()
+    assert seen == [False]  # off while the preload ran
+    assert gc.isenabled() and gc.get_freeze_count() >= frozen_before + 1000  # on again, the preload frozen
+    failing = early.Preloader(lambda: 1 / 0).start()
+    with pytest.raises(ZeroDivisionError):
+        failing.result()
+    assert gc.isenabled()  # also after a failed preload
+    gc.disable()
+    try:
+        early.Preloader(lambda: None).start().result()
+        assert not gc.isenabled()  # a collector the host turned off stays off
+    finally:
+        gc.enable()

@@ -33,24 +33,25 @@ class RotatingLogFile(logging.FileHandler):
         super().emit(record)
 
     def _full_with(self, record: logging.LogRecord) -> bool:
+        base = self.baseFilename
+        if os.path.exists(base) and not os.path.isfile(base):
+            return False  # e.g. pointed at /dev/null: never rotated
         if self.stream is None:
             self.stream = self._open()
-        if not os.path.isfile(self.baseFilename):
-            return False  # e.g. pointed at /dev/null
         self.stream.seek(0, os.SEEK_END)
-        return self.stream.tell() > 0 and self.stream.tell() + len(self.format(record)) + 1 >= self.max_bytes
+        size = self.stream.tell()
+        return size > 0 and size + len(self.format(record)) + 1 >= self.max_bytes
 
     def _rotate(self) -> None:
         self.stream.close()
         self.stream = None  # type: ignore[assignment]
         base = self.baseFilename
-        for index in range(self.backups - 1, 0, -1):
-            if os.path.exists(f"{base}.{index}"):
-                os.replace(f"{base}.{index}", f"{base}.{index + 1}")
         if self.backups > 0:
-            os.replace(base, f"{base}.1")
-        else:
-            os.remove(base)
+            for index in range(self.backups - 1, 0, -1):
+                if os.path.exists(f"{base}.{index}"):
+                    os.replace(f"{base}.{index}", f"{base}.{index + 1}")
+            if os.path.exists(base):  # gone if someone deleted it: the new file starts afresh
+                os.replace(base, f"{base}.1")
         self.stream = self._open()
 
 

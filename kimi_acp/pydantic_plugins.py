@@ -33,6 +33,7 @@ def install() -> bool:
     stand_in = types.ModuleType(LOADER, __doc__)
     stand_in.get_plugins = get_plugins  # type: ignore[attr-defined]
     stand_in.__kimi_stand_in__ = True  # type: ignore[attr-defined]
+    stand_in.__getattr__ = _from_real_loader  # type: ignore[attr-defined]  # whatever else a pydantic asks for
     sys.modules[LOADER] = stand_in
     return True
 
@@ -49,6 +50,13 @@ def get_plugins() -> Iterable[Any]:
     if _none_found:
         return ()
     return _real_loader().get_plugins()
+
+
+def _from_real_loader(name: str) -> Any:
+    """Any other name (a newer pydantic may import more from its loader): the real loader's."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(_real_loader(), name)
 
 
 def _real_loader() -> Any:

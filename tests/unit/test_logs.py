@@ -75,3 +75,15 @@ def test_the_same_files_as_the_standard_librarys_rotating_handler(tmp_path):
         handler.close()
     contents = [{p.name: p.read_text() for p in d.iterdir()} for d in (ours, theirs)]
     assert contents[0] == contents[1]
+
+
+def test_a_log_deleted_while_open_comes_back_at_the_next_rotation(tmp_path):
+    path = tmp_path / "kimi.log"
+    handler = RotatingLogFile(path, max_bytes=100, backups=2)
+    log = _logger(handler)
+    log.info("first %s", "a" * 40)
+    path.unlink()  # e.g. someone cleaning up the logs directory
+    for index in range(4):
+        log.info("after %d %s", index, "b" * 40)
+    handler.close()
+    assert path.exists() and "after 3" in path.read_text()

@@ -109,3 +109,18 @@ def test_the_distributions_are_scanned_once(monkeypatch):
     for _ in range(5):
         assert tuple(pydantic_plugins.get_plugins()) == ()
     assert scans == [1]
+
+
+OTHER_NAME = """
+import sys
+from kimi_acp import pydantic_plugins
+assert pydantic_plugins.install()
+from pydantic.plugin._loader import PYDANTIC_ENTRY_POINT_GROUP  # what a newer pydantic might import too
+print(PYDANTIC_ENTRY_POINT_GROUP, getattr(sys.modules[pydantic_plugins.LOADER], "__kimi_stand_in__", False))
+"""
+
+
+def test_any_other_name_comes_from_pydantics_loader():
+    done = subprocess.run([sys.executable, "-c", OTHER_NAME], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["pydantic", "False"]

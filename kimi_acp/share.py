@@ -3,6 +3,7 @@ log setup of both servers needs it before anything heavy is imported."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -20,3 +21,23 @@ def mcp_file() -> Path:
     Here rather than in `mcp/`: every session start asks whether it exists, and the answer must
     not cost the import of the MCP layer."""
     return share_dir() / "mcp.json"
+
+
+def mcp_file_may_list_servers() -> bool:
+    """Whether mcp.json may name a server, or hold a mistake worth reporting. False when it is
+    missing or is an object without servers (`{"mcpServers": {}}`, what removing the last server
+    with `kimi mcp` leaves): such a session loads nothing of the MCP layer either."""
+    try:
+        text = mcp_file().read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return True  # unreadable: the MCP layer says why
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return True
+    if not isinstance(data, dict):
+        return True
+    servers = data.get("mcpServers")
+    return not (servers is None or (isinstance(servers, dict) and not servers))

@@ -361,9 +361,9 @@ def _existing_dirs(option: str, values: tuple[str, ...]) -> list[Path]:
 def _mcp_servers(files: tuple[str, ...], texts: tuple[str, ...]) -> Any:
     """The flags' servers over mcp.json's, or None when there are none anywhere (the MCP layer
     is then never imported). A bad flag is an option error, like a bad --config-file."""
-    from .share import mcp_file
+    from .share import mcp_file_may_list_servers
 
-    if not files and not texts and not mcp_file().exists():
+    if not files and not texts and not mcp_file_may_list_servers():
         return None
     from .mcp.config import McpConfigError, load_flag_servers, resolve_servers
 

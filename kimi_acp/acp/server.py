@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 
 from .. import sessions
-from ..share import mcp_file
+from ..share import mcp_file_may_list_servers
 from ..config import ConfigError, LoadedConfig, load_config, resolve_model
 from ..root_core import AgentFileProblem, build_root_core
 from .errors import auth_required, internal_error, invalid_params, session_not_found
@@ -397,7 +397,7 @@ def _mcp_servers_checked(raw: Any) -> None:
 def _mcp_servers(mcp_servers: Any) -> ResolvedServers | None:
     """The session's servers: the client's (already checked by the guard) over mcp.json's; None
     when there are none anywhere, so a session without MCP never loads the MCP layer."""
-    if not mcp_servers and not mcp_file().exists():
+    if not mcp_servers and not mcp_file_may_list_servers():
         return None
     from ..mcp.config import McpConfigError, resolve_servers
 

@@ -266,3 +266,31 @@ def test_client_settings_from_config_toml_section() -> None:
         McpClientSettings.from_config({"client": {"tool_call_timeout_ms": "60s"}})
     with pytest.raises(McpConfigError, match="mcp.client"):
         McpClientSettings.from_config({"client": 3})
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        None,  # no mcp.json
+        '{"mcpServers": {}}',  # what removing the last server leaves
+        "{}",
+        '{"mcpServers": null}',
+        '{"mcpServers": {"fs": {"command": "npx"}}}',
+        '{"mcpServers": {"bad": 3}}',
+        '{"mcpServers": []}',
+        "[]",
+        "{not json",
+    ],
+)
+def test_the_start_up_check_of_mcp_json_agrees_with_reading_it(
+    content: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sessions skip the MCP layer when `mcp_file_may_list_servers()` is False: only when reading
+    the file would give no server and nothing to report."""
+    from kimi_acp.share import mcp_file_may_list_servers
+
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path))
+    if content is not None:
+        default_mcp_file().write_text(content, encoding="utf-8")
+    servers, problems = load_default_servers()
+    assert mcp_file_may_list_servers() == bool(servers or problems)

@@ -59,6 +59,7 @@ NOT_BEFORE_THE_FIRST_SESSION = (
     "pydantic.networks",
     "importlib.metadata",
     "logging.handlers",
+    "kimi_acp.mcp.config",  # an mcp.json without servers (written below) loads nothing of MCP
 )
 
 
@@ -69,6 +70,7 @@ def test_the_first_acp_session_loads_no_tool_module_nor_on_demand_pydantic(tmp_p
     share.mkdir()
     work.mkdir()
     write_config(share, ["text: hi"])
+    (share / "mcp.json").write_text('{"mcpServers": {}}')
     env = {**acp_env(share), "WORK": str(work)}
     done = subprocess.run(
         [sys.executable, "-c", SESSION_PROBE], capture_output=True, text=True, timeout=120, env=env, cwd=work

@@ -90,7 +90,7 @@ class Toolset:
         """What the model is offered. A tool whose `listed` is False (its front end cannot serve it,
         e.g. AskUserQuestion for a Wire client without questions) is left out but stays callable, so
         a call gets the tool's own answer; a `hidden` one is gone altogether."""
-        tools = [self.get(name) for name in self._tools if name not in self.hidden]
+        tools = [self.get(name) for name in list(self._tools) if name not in self.hidden]
         return [t.spec() for t in tools if t is not None and getattr(t, "listed", True)]
 
     def replace(self, tool: Tool) -> None:

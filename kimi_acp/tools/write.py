@@ -18,7 +18,6 @@ from .read import resolve_path
 logger = logging.getLogger(__name__)
 
 
-
 def edit_action(ctx: ToolContext, path: Path) -> str:
     """The approval action: edits outside the workspace are approved separately.
 

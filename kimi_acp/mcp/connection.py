@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 CLOSE_GRACE_S = 5.0  # a clean transport shutdown (stdio: EOF, wait, SIGTERM, SIGKILL) fits in this
 STDERR_TAIL_LINES = 20
 STDERR_LOG_LINES = 200  # per generation, so a chatty server cannot flood kimi.log
+STDERR_DRAIN_S = 0.5  # how long a generation's end waits for the rest of a stdio server's stderr
 _CONNECTION_CLOSED = -32000  # mcp.types.CONNECTION_CLOSED
 CANCEL_SEND_S = 2.0  # a `notifications/cancelled` not written within this is given up on
 
@@ -208,7 +209,7 @@ class McpConnection:
             self._set("connected")
             return
         if waiter in done:
-            reason = self._describe_error(waiter.exception())
+            reason = self._describe_error(waiter.exception(), starting=True)
         else:
             waiter.cancel()
             reason = f"no answer within {self.connect_timeout:g} s (connect timeout)"
@@ -552,13 +553,15 @@ class McpConnection:
 
     # ------------------------------------------------------------------ messages
 
-    def _describe_error(self, exc: BaseException | None) -> str:
-        """An exception as one redacted line; the stderr tail of a stdio server that died starting."""
+    def _describe_error(self, exc: BaseException | None, *, starting: bool = False) -> str:
+        """An exception as one redacted line; a stdio server that died, with its last stderr lines."""
         text = _flatten(exc)
         if isinstance(self.config, StdioServerConfig):
             tail = self._stderr_tail()
-            if tail and text in ("Connection closed", "the server closed the connection"):
-                text = f"the server exited during start-up; its last output: {tail}"
+            if _pipe_broke(exc) or text in ("Connection closed", "the server closed the connection"):
+                # Whether a dying server shows up as EOF or as a broken stdin depends on timing.
+                text = "the server exited during start-up" if starting else "the server process exited"
+                text += f"; its last output: {tail}" if tail else " without any output"
             elif tail and "Connection closed" in text:
                 text += f"; its last output: {tail}"
         return redact(text, self.config.secrets())
@@ -580,16 +583,23 @@ class _StderrPipe:
         self._conn = conn
         self.writer: Any = None
         self._transport: asyncio.ReadTransport | None = None
+        self._eof: asyncio.Future[None] | None = None
 
     async def __aenter__(self) -> _StderrPipe:
         read_fd, write_fd = os.pipe()
         self.writer = os.fdopen(write_fd, "w")
         conn = self._conn
 
+        eof = self._eof = asyncio.get_running_loop().create_future()
+
         class Reader(asyncio.Protocol):
             def __init__(self) -> None:
                 self.buffer = b""
                 self.count = 0
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                if not eof.done():
+                    eof.set_result(None)
 
             def data_received(self, data: bytes) -> None:
                 self.buffer += data
@@ -614,7 +624,8 @@ class _StderrPipe:
 
     async def __aexit__(self, *exc: object) -> None:
         self.close_writer()
-        await asyncio.sleep(0)  # let the last chunk in
+        if self._eof is not None:  # the last lines, often why it died; a grandchild may hold the pipe
+            await asyncio.wait({self._eof}, timeout=STDERR_DRAIN_S)
         if self._transport is not None:
             self._transport.close()
 
@@ -672,6 +683,18 @@ def _leaves(exc: BaseException | None) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
     return [exc]
+
+
+_PIPE_ERRORS = ("BrokenResourceError", "ClosedResourceError", "EndOfStream")
+
+
+def _pipe_broke(exc: BaseException | None) -> bool:
+    """Whether every leaf of `exc` is the transport's pipe breaking, i.e. the process went away."""
+    leaves = [e for e in _leaves(exc) if not isinstance(e, asyncio.CancelledError)]
+    return bool(leaves) and all(
+        isinstance(e, (BrokenPipeError, ConnectionResetError)) or type(e).__name__ in _PIPE_ERRORS
+        for e in leaves
+    )
 
 
 def _flatten(exc: BaseException | None) -> str:

@@ -7,11 +7,13 @@ import asyncio
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kimi_acp.core.toolset import Toolset
 from kimi_acp.mcp.config import McpClientSettings, StdioServerConfig
+from kimi_acp.mcp.connection import McpConnection
 from kimi_acp.mcp.manager import McpManager, close_all
 from kimi_acp.mcp.status import McpStatus, ServerStatus
 from kimi_acp.tools import builtin_tools
@@ -139,6 +141,30 @@ async def test_failures_are_reported_by_name_and_the_others_work(
         assert {c.name for c in changes if c and c.status == "failed"} == {"crashy", "silent", "missing"}
         result = await run(toolset, tmp_path, approver, "echo", {"text": "still here"})
         assert result.output == "echo: still here"
+    finally:
+        await manager.aclose()
+
+
+async def test_a_server_that_died_before_our_first_write_still_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`initialize` then meets a broken pipe, not an EOF; the reason must still be its stderr."""
+    opened = McpConnection._open_transport
+
+    async def open_then_wait_for_the_exit(self: McpConnection, stack: Any, gen: Any) -> Any:
+        streams = await opened(self, stack, gen)
+        while pid_alive(gen.pids[0]):  # what a loaded machine does by accident
+            await asyncio.sleep(0.02)
+        return streams
+
+    monkeypatch.setattr(McpConnection, "_open_transport", open_then_wait_for_the_exit)
+    manager = McpManager([stdio("crashy", "crash")], work_dir=tmp_path)
+    try:
+        (server,) = (await manager.wait_ready()).servers
+        assert server.status == "failed"
+        assert server.error == (
+            "the server exited during start-up; its last output: fatal: the test server refuses to start"
+        )
     finally:
         await manager.aclose()
 

@@ -4,6 +4,7 @@
         context.jsonl   model history (core/context.py)
         wire.jsonl      every message of every turn (wire/file.py)
         state.json      approvals, title, plan mode, todos (written atomically)
+        turn.lock       held by the process running a turn of the session (core/session_lock.py)
     $KIMI_SHARE_DIR/kimi.json   work dirs and their last session (for --continue)
 """
 

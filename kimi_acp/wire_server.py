@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .core.agent import INTERNAL_SIGNALS, AgentCore
-from .core.errors import AgentError, LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
+from .core.errors import AgentError, LLMNotSet, LLMNotSupported, NoTurnInProgress, SessionBusy, TurnInProgress
 from .hooks import attach as attach_hooks
 from .auth.errors import SignInRequired
 from .llm.errors import ChatProviderError
@@ -288,7 +288,7 @@ class WireServer:
             raise rpc.JsonRpcError(rpc.INVALID_STATE, str(TurnInProgress()))
         try:
             result = await self.core.run_turn(params.user_input)
-        except TurnInProgress as exc:
+        except (TurnInProgress, SessionBusy) as exc:  # SessionBusy: another process runs a turn of it
             raise rpc.JsonRpcError(rpc.INVALID_STATE, str(exc)) from None
         except LLMNotSet as exc:
             raise rpc.JsonRpcError(rpc.LLM_NOT_SET, str(exc)) from None

@@ -37,5 +37,10 @@ def internal_error(prefix: str, detail: str) -> RequestError:
     return RequestError(INTERNAL_ERROR, f"{prefix}: {detail}", {"error": detail})
 
 
+def session_busy(message: str, holder_pid: int | None) -> RequestError:
+    """A prompt refused because another process is running a turn of the session."""
+    return RequestError(INTERNAL_ERROR, message, {"error": message, "holderPid": holder_pid})
+
+
 def request_cancelled() -> RequestError:
     return RequestError(REQUEST_CANCELLED, "Request cancelled")

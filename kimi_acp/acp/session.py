@@ -22,7 +22,7 @@ from acp.schema import PermissionOption, ToolCallUpdate
 
 from ..core.agent import AgentCore, ModeChanged, TitleChanged
 from ..auth.errors import SignInRequired
-from ..core.errors import LLMNotSet, LLMNotSupported
+from ..core.errors import LLMNotSet, LLMNotSupported, SessionBusy
 from ..core.slash import acp_entries
 from ..core.turn import CommandsChanged
 from ..llm.errors import ChatProviderError
@@ -40,7 +40,7 @@ from ..wire.types import (
 )
 from . import questions
 from .convert import prompt_to_user_input
-from .errors import auth_required, internal_error, invalid_params
+from .errors import auth_required, internal_error, invalid_params, session_busy
 from .handshake import auth_methods
 from .options import config_options, current_mode
 from .updates import Update, UpdateMapper
@@ -251,6 +251,8 @@ class AcpSession:
             return invalid_params("prompt", str(exc))
         if isinstance(exc, SignInRequired):  # a Kimi account that must sign in again
             return auth_required(str(exc), auth_methods(self.server.client_capabilities_raw))
+        if isinstance(exc, SessionBusy):  # another process (kimi web, a second IDE) runs a turn of it
+            return session_busy(str(exc), exc.holder)
         message = str(exc) or type(exc).__name__
         if isinstance(exc, ChatProviderError):
             if self._mapper.shown_output:

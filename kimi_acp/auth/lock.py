@@ -4,16 +4,17 @@ Zed may run several `kimi acp` processes and a terminal may run `kimi --wire` be
 refresh token may be spent only once, so refreshing happens under an exclusive lock on
 `credentials/<name>.lock` (the file Kimi Code CLI locks too): the holder refreshes and writes the
 new tokens, the others wait, re-read the file and find them. flock on POSIX, msvcrt on Windows.
-The lock dies with its process, so a crash never leaves it held.
+The lock dies with its process, so a crash never leaves it held (`file_lock.py`).
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 from types import TracebackType
+
+from ..file_lock import try_lock, unlock
 
 LOCK_TIMEOUT = 30.0  # a refresh is one HTTP request with retries; more means a stuck holder
 
@@ -35,7 +36,7 @@ class RefreshLock:
         deadline = time.monotonic() + self.timeout
         while True:
             try:
-                _lock(fd)
+                try_lock(fd)
                 break
             except OSError:
                 if time.monotonic() >= deadline:
@@ -50,29 +51,7 @@ class RefreshLock:
         if fd is None:
             return
         try:
-            _unlock(fd)
+            unlock(fd)
         finally:
             os.close(fd)
 
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-
-    def _lock(fd: int) -> None:
-        if os.fstat(fd).st_size == 0:
-            os.write(fd, b"\0")
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-
-    def _unlock(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _lock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)

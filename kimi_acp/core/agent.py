@@ -57,6 +57,7 @@ from .messages import system_note, user_message
 from .plan_file import ensure_plan, plan_file_path, release_plan
 from .prompt import PromptBuilder, PromptInputs, default_prompt, format_skills
 from .services import TurnService
+from .session_lock import TurnLock
 from .slash import CommandProvider, SlashRegistry, parse_slash
 from .slash_commands import NestedTurn, run_slash_command
 from .step import run_step
@@ -112,6 +113,7 @@ class AgentCore:
         self.recorder = WireRecorder(session.wire_file)
         self.stream.subscribe(self._record)
         self.context = Context.load(session.context_file)
+        self._turn_lock = TurnLock(session.dir)
         self.approvals = Approvals(session, self.stream.send)
         self.toolset = Toolset(list(tools) if tools is not None else deferred_builtin_tools())
         self.toolset.plan_mode = lambda: self.plan_mode
@@ -241,6 +243,13 @@ class AgentCore:
             return False
         self.stream.send(CommandsChanged())
         return True
+
+    def _catch_up_with_disk(self) -> None:
+        """Turns another process ran on this session since ours (an IDE and `kimi web` sharing it)
+        are history the model must see: reread the context file when it is not as we left it."""
+        if self.context.changed_elsewhere():
+            log.info("session %s: its context was written by another process; reading it again", self.session.id)
+            self.context = Context.load(self.session.context_file)
 
     def _prepare_turn(self) -> None:
         """Before a turn: pick up skills changed on disk. The system prompt is frozen with the
@@ -380,7 +389,13 @@ class AgentCore:
         """Run one turn to its end. Raises AgentError / ChatProviderError when it fails."""
         if self._turn is not None:
             raise TurnInProgress()
-        self._prepare_turn()
+        self._turn_lock.acquire()  # SessionBusy when another process runs a turn of this session
+        try:
+            self._catch_up_with_disk()
+            self._prepare_turn()
+        except BaseException:
+            self._turn_lock.release()
+            raise
         self._turn_state, self._cancel_before_start = "starting", False
         task = asyncio.create_task(self._turn_body(user_input))
         self._turn = task
@@ -393,6 +408,7 @@ class AgentCore:
             result = TurnResult("cancelled")  # the task itself was cancelled from outside
         finally:
             self._turn, self._turn_state = None, "idle"
+            self._turn_lock.release()
         current = asyncio.current_task()
         if current is not None and current.cancelling():
             raise asyncio.CancelledError()

@@ -32,11 +32,13 @@ class Context:
         self.n_checkpoints = 0
         self.estimated_tokens = 0  # ~chars/4 of prompt + history, kept up to date on every append
         self._file: TextIO | None = None
+        self._seen: tuple[int, int, int] | None = None  # the file as this object last left it
 
     @classmethod
     def load(cls, path: Path) -> Context:
         """Read an existing file (torn or unknown lines are skipped); a missing file is empty."""
         ctx = cls(path)
+        seen = _stamp(path)  # before reading: lines another process appends meanwhile show as a change
         for lineno, data in iter_json_objects(path):
             role = data.get("role")
             if role == "_system_prompt":
@@ -55,7 +57,12 @@ class Context:
                     ctx.estimated_tokens += estimate_tokens((message,))
                 except ValidationError as exc:
                     log.warning("%s:%d: skipping invalid message: %s", path, lineno, exc.errors()[0]["msg"])
+        ctx._seen = seen
         return ctx
+
+    def changed_elsewhere(self) -> bool:
+        """Whether another process wrote (or rotated) the file since this object last read or wrote it."""
+        return self._file is None and _stamp(self.path) != self._seen
 
     @property
     def is_new(self) -> bool:
@@ -104,6 +111,7 @@ class Context:
         if self._file is not None:
             self._file.close()
             self._file = None
+            self._seen = _stamp(self.path)
 
     def _write(self, record: dict[str, object]) -> None:
         self._write_raw(json.dumps(record, ensure_ascii=False))
@@ -116,3 +124,11 @@ class Context:
                 self._file.write("\n")  # after a torn last line (crash mid-write), start a fresh one
         self._file.write(line + "\n")
         self._file.flush()
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)

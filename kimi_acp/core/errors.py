@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 class AgentError(Exception):
     """Base of errors a turn reports to its caller (never a traceback to the user)."""
@@ -28,3 +30,20 @@ class TurnInProgress(AgentError):
 class NoTurnInProgress(AgentError):
     def __init__(self) -> None:
         super().__init__("No agent turn is in progress")
+
+
+class SessionBusy(AgentError):
+    """Another process (or another core of this one) is running a turn of the same session."""
+
+    def __init__(self, holder: int | None) -> None:
+        if holder is None:
+            where = "in another kimi process"
+        elif holder == os.getpid():
+            where = "elsewhere in this process"
+        else:
+            where = f"in another kimi process (pid {holder})"
+        super().__init__(
+            f"This session is running a turn {where}. Wait for that turn to end, "
+            "or fork the session to go on separately."
+        )
+        self.holder = holder

@@ -8,13 +8,20 @@ terminals: a client terminal belongs to one tool call). Its merged stdout/stderr
 `<session dir>/tasks/<id>.log`, kept bounded: past `2 * MAX_LOG_BYTES` only the last
 `MAX_LOG_BYTES` are kept. A task that finished is reported once to the model before its next
 step (`take_finished_note`); front ends that show tasks hear of each end through `on_end`.
+
+Each task also has `<id>.json`: what it is, its state, and the pid of the kimi process running it,
+rewritten (atomically) when it starts and when it ends. A later process reads these, so a session
+reopened after a restart still lists its tasks with their output, and a card replayed in the IDE
+shows how its task ended, or `lost` when the process that ran it exited first (a crash).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import os
 import signal
 import time
 from collections.abc import Awaitable, Callable
@@ -22,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..fsutil import atomic_write_text
 from .local import start_shell_command
 from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, wait_exit
 
@@ -32,8 +40,11 @@ PREVIEW_BYTES = 32 << 10  # what TaskOutput shows (the end of the log)
 TERM_GRACE_S = 1.0
 PIPE_GRACE_S = 0.5
 
-Status = Literal["running", "completed", "failed", "killed"]
-TERMINAL: frozenset[str] = frozenset({"completed", "failed", "killed"})
+Status = Literal["running", "completed", "failed", "killed", "lost"]
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "killed", "lost"})
+LOST_REASON = "Its kimi process exited while it ran"
+_RECORD_FIELDS = ("id", "kind", "command", "description", "status", "exit_code", "timed_out", "reason",
+                  "started_at", "ended_at", "timeout_s", "pid")
 
 
 @dataclass
@@ -53,6 +64,7 @@ class BackgroundTask:
     ended_at: float | None = None
     dropped_bytes: int = 0  # output cut from the front of the log to keep it bounded
     pid: int | None = None
+    owner_pid: int | None = None  # another kimi process that runs it (read from its record); None: this one
     _proc: asyncio.subprocess.Process | None = field(default=None, repr=False)
     _runner: asyncio.Task[None] | None = field(default=None, repr=False)
     _done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
@@ -62,6 +74,11 @@ class BackgroundTask:
     @property
     def active(self) -> bool:
         return self.status not in TERMINAL
+
+    @property
+    def elsewhere(self) -> bool:
+        """Running in another kimi process (which has the session open too): only it can stop it."""
+        return self.owner_pid is not None and self.active
 
     def summary(self, *, include_command: bool = True) -> str:
         lines = [f"task_id: {self.id}", f"kind: {self.kind}", f"status: {self.status}",
@@ -75,6 +92,14 @@ class BackgroundTask:
         return "\n".join(lines)
 
 
+class TaskElsewhere(Exception):
+    """The task runs in another kimi process that has the session open; only that one can stop it."""
+
+    @staticmethod
+    def message(task: BackgroundTask) -> str:
+        return f"Task {task.id} runs in another kimi process (pid {task.owner_pid}); stop it there."
+
+
 class TaskTable:
     """The background tasks of one session (a core `TurnService`)."""
 
@@ -83,6 +108,7 @@ class TaskTable:
         self._tasks: dict[str, BackgroundTask] = {}
         self._closed = False
         self._end_listeners: list[Callable[[BackgroundTask], None]] = []
+        self._past_read = False  # the records of earlier processes' tasks, read on first use
 
     # -------------------------------------------------------------- TurnService
 
@@ -92,8 +118,9 @@ class TaskTable:
     async def aclose(self) -> None:
         """The session closes: kill every task's process group and wait for the runners."""
         self._closed = True
-        for task in self._tasks.values():
-            await self._kill(task, reason="Session closed", interrupted=True)
+        for task in list(self._tasks.values()):
+            if task.owner_pid is None:  # not another process's
+                await self._kill(task, reason="Session closed", interrupted=True)
 
     # -------------------------------------------------------------- operations (not `start`: front ends call a service's start())
 
@@ -107,6 +134,7 @@ class TaskTable:
         proc = await start_shell_command(command, cwd=cwd)
         task._proc, task.pid = proc, proc.pid
         self._tasks[task_id] = task
+        self._save(task)
         task._runner = asyncio.create_task(self._run(task, proc))
         log.debug("background task %s: pid %s %r", task_id, proc.pid, command)
         return task
@@ -123,12 +151,14 @@ class TaskTable:
         task = BackgroundTask(task_id, command, description, self.directory / f"{task_id}.log", timeout_s, kind=kind)
         task.output_path.write_bytes(b"")
         self._tasks[task_id] = task
+        self._save(task)
         task._runner = asyncio.create_task(self._run_job(task, job))
         return task
 
     def _next_id(self, kind: str = "bash") -> str:
         """`bash-<n>` (`agent-<n>`): the first number with no task and no log yet (a reopened session
         keeps its old logs). Predictable, so scripted test models can name the task."""
+        self._read_past()
         n = len(self._tasks) + 1
         while f"{kind}-{n}" in self._tasks or (self.directory / f"{kind}-{n}.log").exists():
             n += 1
@@ -145,13 +175,21 @@ class TaskTable:
         return unsubscribe
 
     def get(self, task_id: str) -> BackgroundTask | None:
-        return self._tasks.get(task_id)
+        self._read_past()
+        task = self._tasks.get(task_id)
+        if task is not None and task.elsewhere:  # it may have ended there since
+            task = self._reread(task)
+        return task
 
     def list(self, *, active_only: bool = True, limit: int = 20) -> list[BackgroundTask]:
+        self._read_past()
+        for task in [t for t in self._tasks.values() if t.elsewhere]:
+            self._reread(task)
         tasks = [t for t in self._tasks.values() if t.active or not active_only]
         return sorted(tasks, key=lambda t: t.started_at, reverse=True)[:limit]
 
     async def wait(self, task_id: str, timeout_s: float) -> BackgroundTask:
+        self._read_past()
         task = self._tasks[task_id]
         if task.active and timeout_s > 0:
             with contextlib.suppress(asyncio.TimeoutError):
@@ -159,7 +197,11 @@ class TaskTable:
         return task
 
     async def stop(self, task_id: str, *, reason: str) -> BackgroundTask:
+        """Kill the task. Raises `TaskElsewhere` for a task another kimi process runs."""
+        self._read_past()
         task = self._tasks[task_id]
+        if task.elsewhere:
+            raise TaskElsewhere(TaskElsewhere.message(task))
         await self._kill(task, reason=reason, interrupted=False)
         return task
 
@@ -190,6 +232,38 @@ class TaskTable:
             + "\n".join(lines)
             + "\nUse TaskOutput to read their output.</system-reminder>"
         )
+
+    # -------------------------------------------------------------- records
+
+    def _save(self, task: BackgroundTask) -> None:
+        record = {name: getattr(task, name) for name in _RECORD_FIELDS}
+        record["owner_pid"] = os.getpid()
+        try:
+            atomic_write_text(self.directory / f"{task.id}.json", json.dumps(record, ensure_ascii=False))
+        except OSError as exc:  # the task runs on; only a later process would miss its state
+            log.warning("background task %s: could not record its state: %s", task.id, exc)
+
+    def _read_past(self) -> None:
+        """Tasks earlier processes ran in this session: their state as recorded, `lost` if their
+        process is gone while the record still says running. Told to nobody: they are history."""
+        if self._past_read:
+            return
+        self._past_read = True
+        try:
+            paths = sorted(self.directory.glob("*.json"))
+        except OSError:
+            return
+        for path in paths:
+            task = _read_record(path, self.directory)
+            if task is not None and task.id not in self._tasks:
+                self._tasks[task.id] = task
+
+    def _reread(self, task: BackgroundTask) -> BackgroundTask:
+        fresh = _read_record(self.directory / f"{task.id}.json", self.directory)
+        if fresh is None:
+            return task
+        self._tasks[task.id] = fresh
+        return fresh
 
     # -------------------------------------------------------------- internals
 
@@ -253,6 +327,7 @@ class TaskTable:
         task.ended_at = task.ended_at or time.time()
         task._proc = None
         task._done.set()
+        self._save(task)
         if not task._announced:
             task._announced = True
             for listener in list(self._end_listeners):
@@ -291,6 +366,48 @@ class TaskTable:
                 written += len(chunk)
                 if written > 2 * MAX_LOG_BYTES:
                     written = _keep_tail(f, task)
+
+
+def _read_record(path: Path, directory: Path) -> BackgroundTask | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        task = BackgroundTask(
+            id=str(data["id"]), command=str(data.get("command") or ""),
+            description=str(data.get("description") or ""), output_path=directory / f"{data['id']}.log",
+            timeout_s=float(data.get("timeout_s") or 0), kind=str(data.get("kind") or "bash"),
+        )
+        status = data.get("status")
+        task.status = status if status in TERMINAL or status == "running" else "lost"
+        task.exit_code = data["exit_code"] if isinstance(data.get("exit_code"), int) else None
+        task.timed_out = bool(data.get("timed_out"))
+        task.reason = data.get("reason") if isinstance(data.get("reason"), str) else None
+        task.started_at = float(data.get("started_at") or 0)
+        task.ended_at = float(data["ended_at"]) if data.get("ended_at") else None
+        task.pid = data["pid"] if isinstance(data.get("pid"), int) else None  # its process group, for a person
+        owner = data.get("owner_pid")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("%s: not a task record (%s); ignored", path, exc)
+        return None
+    if path.stem != task.id:
+        return None
+    if task.status == "running":
+        if isinstance(owner, int) and _alive(owner):  # this pid too: another table of the session here
+            task.owner_pid = owner
+        else:
+            task.status, task.reason = "lost", LOST_REASON
+    task._noted = task._announced = True  # history: its end is nobody's news here
+    task._done.set()
+    return task
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists; we may not signal it
+    return True
 
 
 async def _kill_group(proc: asyncio.subprocess.Process) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..kaos.tasks import TERMINAL, BackgroundTask, TaskTable
+from ..kaos.tasks import TERMINAL, BackgroundTask, TaskElsewhere, TaskTable
 from ..wire.types import BackgroundTaskDisplayBlock, ToolReturnValue
 from .base import Params, Tool, ToolContext, tool_error, tool_ok
 
@@ -130,8 +130,13 @@ class TaskStop(Tool[TaskStopParams]):
         task = table.get(params.task_id)
         if task is None:
             return _not_found(params.task_id)
+        if task.elsewhere:  # asked before anyone is asked to approve what cannot be done
+            return tool_error(TaskElsewhere.message(task), brief="Runs in another process")
         await ctx.approve(
             action=STOP_ACTION, description=f"Stop background task `{params.task_id}`", display=[task_display(task)]
         )
-        task = await table.stop(params.task_id, reason=params.reason.strip() or "Stopped by TaskStop")
+        try:
+            task = await table.stop(params.task_id, reason=params.reason.strip() or "Stopped by TaskStop")
+        except TaskElsewhere as exc:  # it was seen running there only now
+            return tool_error(str(exc), brief="Runs in another process")
         return tool_ok(task.summary(), message="Task stop requested.", display=[task_display(task)])

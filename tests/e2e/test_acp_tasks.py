@@ -35,3 +35,36 @@ async def test_background_task_runs_locally_and_session_close_kills_it(share, pr
         assert permission["tool_call"].title.startswith("Shell")
         await agent.conn.close_session(session_id=session.session_id)
         assert await wait_until(lambda: not any(p in live_pids(marker) for p in pids), 5), "task survived session/close"
+
+
+def task_card_text(updates: list[dict], call_id: str) -> str:
+    """What the card of `call_id` last says about its task (its last update with content)."""
+    with_content = [u for u in updates if u.get("toolCallId", "").endswith(call_id) and u.get("content")]
+    return json.dumps(with_content[-1]["content"])
+
+
+async def test_after_a_restart_a_task_card_shows_how_the_task_ended(share, project):
+    marker = sleep_marker()
+    write_config(share, [
+        tool_call("quick", "Shell", {"command": "echo quick", "run_in_background": True, "description": "quick one"}),
+        tool_call("long", "Shell", {"command": f"sleep {marker}", "run_in_background": True,
+                                    "description": "long one", "timeout": 3600}),
+        "text: started",
+    ], default_yolo=True)
+    async with spawn_acp(acp_env(share)) as agent:
+        await agent.initialize()
+        session_id = (await agent.new_session(project)).session_id
+        assert (await agent.prompt(session_id, "go")).stop_reason == "end_turn"
+        updates = agent.recorder.updates
+        assert await wait_until(lambda: "**completed**" in task_card_text(updates(session_id), "quick"), 5)
+        assert "long one (`bash-2`, bash): **running**" in task_card_text(updates(session_id), "long")
+    # kimi acp exited: the long task was killed with its session
+
+    async with spawn_acp(acp_env(share)) as agent:
+        await agent.initialize()
+        await agent.conn.load_session(session_id=session_id, cwd=str(project), mcp_servers=[])
+        replayed = agent.recorder.updates(session_id)
+        assert "quick one (`bash-1`, bash): **completed**" in task_card_text(replayed, "quick")
+        assert "long one (`bash-2`, bash): **killed**" in task_card_text(replayed, "long")
+        assert "**running**" not in json.dumps(replayed)
+    assert not live_pids(marker)

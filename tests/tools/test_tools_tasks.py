@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -139,3 +145,90 @@ async def test_stop_blocked_in_plan_mode(tctx: ToolContext, table: TaskTable, tm
     assert res.is_error and res.message == "TaskStop is not available in plan mode."
     assert task.active
     await asyncio.sleep(0)
+
+
+# ------------------------------------------------------------------ tasks of earlier processes
+
+
+async def test_a_reopened_session_lists_and_reads_the_tasks_it_ran_before(
+    tctx: ToolContext, table: TaskTable, tmp_path: Path
+) -> None:
+    started = await run(Shell(), tctx, command="echo earlier-output; exit 3", run_in_background=True, description="old")
+    task_id = task_id_of(str(started.output))
+    await table.wait(task_id, 5)
+    await table.aclose()  # the process exits
+
+    later = TaskTable(table.directory)  # the next process's table of the session
+    try:
+        task = later.get(task_id)
+        assert task is not None and (task.status, task.exit_code, task.description) == ("failed", 3, "old")
+        assert "earlier-output" in later.read_tail(task)[0]
+        assert [t.id for t in later.list(active_only=False)] == [task_id]
+        assert later.take_finished_note() is None  # history, not news
+        ctx = replace(tctx, tasks=later)
+        listed = await run(TaskList(), ctx, active_only=False)
+        assert f"{task_id}" in str(listed.output) and "failed" in str(listed.output)
+        output = await run(TaskOutput(), ctx, task_id=task_id)
+        assert "earlier-output" in str(output.output)
+        fresh = await later.launch("true", cwd=tmp_path, description="new", timeout_s=5)
+        assert fresh.id != task_id  # ids go on after the earlier ones
+    finally:
+        await later.aclose()
+
+
+async def test_a_task_whose_process_died_is_lost_and_one_running_elsewhere_is_left_alone(
+    tmp_path: Path, tctx: ToolContext, approver: FakeApprover
+) -> None:
+    directory = tmp_path / "other" / "tasks"
+    marker = sleep_marker()
+    script = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from kimi_acp.kaos.tasks import TaskTable\n"
+        "async def main():\n"
+        f"    table = TaskTable(Path({str(directory)!r}))\n"
+        f"    await table.launch('sleep {marker}', cwd=Path('.'), description='long', timeout_s=60)\n"
+        "    print('started', flush=True)\n"
+        "    await asyncio.sleep(60)\n"
+        "asyncio.run(main())\n"
+    )
+    owner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    record: dict = {}
+    try:
+        assert owner.stdout is not None and owner.stdout.readline().strip() == "started"
+        record = json.loads((directory / "bash-1.json").read_text())
+        assert (record["status"], record["owner_pid"]) == ("running", owner.pid)
+
+        while_alive = TaskTable(directory)
+        task = while_alive.get("bash-1")
+        assert task is not None and task.status == "running" and task.elsewhere
+        stop = await run(TaskStop(), replace(tctx, tasks=while_alive), task_id="bash-1")
+        assert stop.is_error and f"another kimi process (pid {owner.pid})" in stop.message
+        assert approver.requests == []  # nobody asked to approve what cannot be done
+        await while_alive.aclose()
+        assert live_pids(marker)  # closing our table did not touch it
+
+        owner.send_signal(signal.SIGKILL)  # the owner crashes
+        owner.wait(5)
+        after_crash = TaskTable(directory)
+        task = after_crash.get("bash-1")
+        assert task is not None and task.status == "lost" and task.reason == tasks_mod.LOST_REASON
+        assert not task.active and not task.elsewhere
+    finally:
+        owner.kill()
+        owner.wait(5)
+        if record.get("pid"):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(record["pid"], signal.SIGKILL)  # the orphaned command of the crashed owner
+        assert await wait_until(lambda: not live_pids(marker))
+
+
+def test_unreadable_task_records_are_ignored(tmp_path: Path) -> None:
+    directory = tmp_path / "tasks"
+    directory.mkdir()
+    (directory / "bash-1.json").write_text("{not json")
+    (directory / "bash-2.json").write_text('{"id": "bash-9", "status": "completed"}')  # names another task
+    (directory / "bash-3.json").write_text('{"id": "bash-3", "status": "exploded"}')
+    table = TaskTable(directory)
+    assert [t.id for t in table.list(active_only=False)] == ["bash-3"]
+    assert table.get("bash-3").status == "lost"  # type: ignore[union-attr]

@@ -1,8 +1,9 @@
-"""`kimi mcp list | add | remove | test NAME`: edit and check `$KIMI_SHARE_DIR/mcp.json`.
+"""`kimi mcp list | add | remove | test | auth | reset-auth NAME`: edit and check `$KIMI_SHARE_DIR/mcp.json`.
 
 The syntax is Kimi Code CLI's (`kimi mcp add --transport http NAME URL --header "K: V"`,
-`kimi mcp add NAME -- COMMAND ARGS...`), and so is the file. Values of headers and env are
-written to the file (mode 0600) but never printed.
+`kimi mcp add NAME -- COMMAND ARGS...`, `--auth oauth`), and so is the file. Values of headers and
+env are written to the file (mode 0600) but never printed. `auth` signs in to an OAuth server in
+the browser; its tokens go where Kimi Code CLI keeps them (`mcp/oauth_store.py`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ import click
 from .config import (
     McpClientSettings,
     McpConfigError,
+    RemoteServerConfig,
     default_mcp_file,
     parse_json_entry,
     parse_mcp_json_lenient,
 )
+from .oauth_store import OAuthStore
 from .store import read_document, remove_server, set_server
 
 
@@ -43,7 +46,10 @@ def build_mcp_group() -> click.Group:
             click.echo("No MCP servers configured.")
             return
         for cfg in servers:
-            click.echo(f"  {cfg.name} ({cfg.transport}): {cfg.describe()}")
+            line = f"  {cfg.name} ({cfg.transport}): {cfg.describe()}"
+            if isinstance(cfg, RemoteServerConfig) and cfg.auth == "oauth" and not OAuthStore(cfg.url).has_tokens():
+                line += f" [authorization required - run: kimi mcp auth {cfg.name}]"
+            click.echo(line)
         for err in errors:
             click.echo(
                 f"  {err.entry or '?'}: invalid: {err.reason}" + (f" (key `{err.key}`)" if err.key else "")
@@ -66,13 +72,24 @@ def build_mcp_group() -> click.Group:
     @click.option(
         "-H", "--header", "headers", multiple=True, metavar="'KEY: VALUE'", help="HTTP header (http/sse)."
     )
+    @click.option(
+        "-a", "--auth", type=click.Choice(["oauth"]), default=None,
+        help="Authorization (http/sse): oauth, then run `kimi mcp auth NAME`.",
+    )
     def add(
-        name: str, target: tuple[str, ...], transport: str, env: tuple[str, ...], headers: tuple[str, ...]
+        name: str,
+        target: tuple[str, ...],
+        transport: str,
+        env: tuple[str, ...],
+        headers: tuple[str, ...],
+        auth: str | None,
     ) -> None:
         entry: dict[str, Any]
         if transport == "stdio":
             if headers:
                 raise click.UsageError("--header is only for http and sse servers")
+            if auth:
+                raise click.UsageError("--auth is only for http and sse servers")
             command, *args = target
             entry = {"command": command, "args": args}
             if env:
@@ -85,6 +102,8 @@ def build_mcp_group() -> click.Group:
             entry = {"url": target[0], "transport": transport}
             if headers:
                 entry["headers"] = _pairs(headers, ":", "--header")
+            if auth:
+                entry["auth"] = auth
         path = default_mcp_file()
         try:
             parse_json_entry(name, entry, origin="kimi mcp add")
@@ -93,6 +112,8 @@ def build_mcp_group() -> click.Group:
         _read(path)  # refuse before writing when the file is broken
         replaced = set_server(path, name, entry)
         click.echo(f"{'Updated' if replaced else 'Added'} MCP server '{name}' in {path}.")
+        if auth == "oauth" and not OAuthStore(entry["url"]).has_tokens():
+            click.echo(f"Run `kimi mcp auth {name}` to authorize it.")
 
     @mcp.command("remove", help="Remove an MCP server.")
     @click.argument("name")
@@ -110,23 +131,82 @@ def build_mcp_group() -> click.Group:
         "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Seconds."
     )
     def test(name: str, timeout: float) -> None:
-        path = default_mcp_file()
-        raw = _read(path).get("mcpServers") or {}
-        if name not in raw:
-            click.echo(f"MCP server '{name}' not found in {path}.", err=True)
-            sys.exit(1)
-        try:
-            cfg = parse_json_entry(name, raw[name], origin=str(path))
-        except McpConfigError as exc:
-            click.echo(f"✗ {exc}", err=True)
-            sys.exit(1)
+        cfg = _server(name)
         click.echo(f"Testing connection to '{name}' ({cfg.transport}: {cfg.describe()})...")
         ok, lines = asyncio.run(_probe(cfg, timeout))
         for line in lines:
             click.echo(line, err=not ok)
         sys.exit(0 if ok else 1)
 
+    @mcp.command("auth", help="Authorize an OAuth MCP server in the browser (tokens shared with Kimi Code CLI).")
+    @click.argument("name")
+    def auth(name: str) -> None:
+        cfg = _oauth_server(name)
+        click.echo(f"Authorizing with '{name}'...")
+        try:
+            tools = asyncio.run(_authorize(cfg))
+        except Exception as exc:  # one line, never a traceback
+            click.echo(f"Authorization failed: {exc}", err=True)
+            sys.exit(1)
+        click.echo(f"Successfully authorized with '{name}'.")
+        click.echo(f"Available tools: {tools}")
+
+    @mcp.command("reset-auth", help="Forget the OAuth tokens of an MCP server (it must be authorized again).")
+    @click.argument("name")
+    def reset_auth(name: str) -> None:
+        cfg = _server(name)
+        if not isinstance(cfg, RemoteServerConfig):
+            click.echo(f"MCP server '{name}' is not a remote server.", err=True)
+            sys.exit(1)
+        if OAuthStore(cfg.url).clear():
+            click.echo(f"OAuth tokens cleared for '{name}'.")
+        else:
+            click.echo(f"No OAuth tokens were stored for '{name}'.")
+
     return mcp
+
+
+def _server(name: str) -> Any:
+    """The named entry of mcp.json, or a one-line error and exit 1."""
+    path = default_mcp_file()
+    raw = _read(path).get("mcpServers") or {}
+    if name not in raw:
+        click.echo(f"MCP server '{name}' not found in {path}.", err=True)
+        sys.exit(1)
+    try:
+        return parse_json_entry(name, raw[name], origin=str(path))
+    except McpConfigError as exc:
+        click.echo(f"✗ {exc}", err=True)
+        sys.exit(1)
+
+
+def _oauth_server(name: str) -> RemoteServerConfig:
+    cfg = _server(name)
+    if not isinstance(cfg, RemoteServerConfig):
+        click.echo(f"MCP server '{name}' is not a remote server.", err=True)
+        sys.exit(1)
+    if cfg.auth != "oauth":
+        click.echo(f"MCP server '{name}' does not use OAuth. Add it with --auth oauth.", err=True)
+        sys.exit(1)
+    return cfg
+
+
+async def _authorize(cfg: RemoteServerConfig) -> int:
+    from .connection import McpConnection
+    from .oauth import AUTHORIZE_TIMEOUT_S, authorize
+
+    async def connect(provider: Any) -> int:
+        conn = McpConnection(cfg, connect_timeout=AUTHORIZE_TIMEOUT_S + 30, cwd=Path.cwd())
+        conn.auth_override = provider
+        try:
+            await conn.connect()
+            if conn.state != "connected":
+                raise RuntimeError(conn.error or "the server did not connect")
+            return len(conn.tools)
+        finally:
+            await conn.aclose()
+
+    return await authorize(cfg.name, cfg.url, connect, click.echo)
 
 
 async def _probe(cfg: Any, timeout: float) -> tuple[bool, list[str]]:

@@ -153,6 +153,7 @@ class McpConnection:
         self._background: set[asyncio.Task[None]] = set()
         self._calls: set[_Call] = set()  # in flight
         self._cancelling: set[asyncio.Task[None]] = set()  # `notifications/cancelled` being sent
+        self.auth_override: Any = None  # an httpx.Auth for a remote server (`kimi mcp auth`)
         register_secrets(config.secrets())
 
     # ------------------------------------------------------------------ status
@@ -300,10 +301,7 @@ class McpConnection:
             errlog.close_writer()  # the child has its copy; ours would keep the pipe open forever
             return streams[0], streams[1]
         assert isinstance(cfg, RemoteServerConfig)
-        if cfg.auth:
-            raise McpCallError(
-                f"`auth: {cfg.auth}` (OAuth) is not supported by kimi-acp; put a token in `headers` instead"
-            )
+        auth = self._remote_auth(cfg)
         import httpx
 
         read_timeout = max(300.0, self.call_timeout + 10.0)
@@ -316,6 +314,7 @@ class McpConnection:
                     headers=dict(cfg.headers),
                     timeout=self.connect_timeout,
                     sse_read_timeout=read_timeout,
+                    auth=auth,
                 )
             )
             return streams[0], streams[1]
@@ -326,10 +325,24 @@ class McpConnection:
                 headers=dict(cfg.headers),
                 timeout=httpx.Timeout(self.connect_timeout, read=read_timeout),
                 follow_redirects=True,
+                auth=auth,
             )
         )
         streams = await stack.enter_async_context(streamable_http_client(cfg.url, http_client=client))
         return streams[0], streams[1]
+
+    def _remote_auth(self, cfg: RemoteServerConfig) -> Any:
+        """`auth: "oauth"`: the stored authorization (`mcp/oauth.py`); `kimi mcp auth` makes one.
+        `self.auth_override` (what `kimi mcp auth` is authorizing with) comes first."""
+        if self.auth_override is not None:
+            return self.auth_override
+        if not cfg.auth:
+            return None
+        if cfg.auth != "oauth":
+            raise McpCallError(f"`auth: {cfg.auth}` is not supported: use \"oauth\", or put a token in `headers`")
+        from .oauth import server_auth
+
+        return server_auth(cfg.name, cfg.url)
 
     def _client_session(self, read: Any, write: Any) -> Any:
         from mcp import ClientSession, types

@@ -1,4 +1,5 @@
-"""Flow skills: a Mermaid flowchart in a SKILL.md (`type: flow`), walked by `/flow:<name>`.
+"""Flow skills: a Mermaid flowchart (or a D2 diagram, `flow_d2.py`) in a SKILL.md (`type: flow`),
+walked by `/flow:<name>`.
 
 The walk starts at the node labelled BEGIN and ends at the one labelled END. Every node in
 between is one turn (TurnBegin with the node's text, the model's steps, TurnEnd) inside the turn of
@@ -13,18 +14,18 @@ loop in the chart cannot run forever. The same facts as Kimi Code CLI's flows.
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from .core.turn import TurnResult
+from .flow_graph import Flow, FlowEdge, FlowError, FlowNode, finish_flow
+
+__all__ = ["Flow", "FlowEdge", "FlowError", "FlowNode", "flow_from_skill", "parse_choice", "parse_mermaid", "run_flow"]
 
 if TYPE_CHECKING:
     from .core.slash_commands import SlashHost
 
 DEFAULT_MAX_MOVES = 1000
-NodeKind = Literal["begin", "end", "task", "decision"]
 
 _CHOICE_RE = re.compile(r"<choice>([^<]*)</choice>")
 _HEADER_RE = re.compile(r"^(flowchart|graph)\b", re.IGNORECASE)
@@ -36,45 +37,19 @@ _ARROW_RE = re.compile(r"--+>|==+>|-\.+->")
 _SHAPES = (("([", "])"), ("[[", "]]"), ("((", "))"), ("{{", "}}"), ("[(", ")]"), ("[", "]"), ("(", ")"), ("{", "}"), (">", "]"))
 
 
-class FlowError(ValueError):
-    """The diagram cannot be walked; the message says what is wrong (and on which line)."""
-
-
-@dataclass(frozen=True)
-class FlowNode:
-    id: str
-    label: str
-    kind: NodeKind
-
-
-@dataclass(frozen=True)
-class FlowEdge:
-    src: str
-    dst: str
-    label: str | None
-
-
-@dataclass
-class Flow:
-    nodes: dict[str, FlowNode]
-    edges: dict[str, list[FlowEdge]] = field(default_factory=dict)
-    begin: str = ""
-    end: str = ""
-
-
 # --------------------------------------------------------------------------- parsing
 
 
 def flow_from_skill(text: str) -> Flow:
-    """The flow of a SKILL.md: its first ```mermaid block, parsed and checked."""
-    languages = []
+    """The flow of a SKILL.md: its first ```mermaid or ```d2 block, parsed and checked."""
     for language, code in fenced_blocks(text):
         if language == "mermaid":
             return parse_mermaid(code)
-        languages.append(language)
-    if "d2" in languages:
-        raise FlowError("D2 diagrams are not supported here: write the flow as a ```mermaid flowchart")
-    raise FlowError("a flow skill needs a ```mermaid code block holding its flowchart")
+        if language == "d2":
+            from .flow_d2 import parse_d2
+
+            return parse_d2(code)
+    raise FlowError("a flow skill needs a ```mermaid or ```d2 code block holding its flowchart")
 
 
 def fenced_blocks(text: str) -> Iterator[tuple[str, str]]:
@@ -108,16 +83,7 @@ def parse_mermaid(code: str) -> Flow:
             if not line or line.startswith("%%") or _HEADER_RE.match(line) or _IGNORED_RE.match(line):
                 continue
             _parse_statement(line, number, defined, edges, order)
-    nodes = {}
-    for node_id in order:
-        label, _ = defined[node_id]
-        out = edges.setdefault(node_id, [])
-        norm = label.strip().casefold()
-        kind: NodeKind = "begin" if norm == "begin" else "end" if norm == "end" else "decision" if len(out) > 1 else "task"
-        nodes[node_id] = FlowNode(node_id, label, kind)
-    flow = Flow(nodes, edges)
-    _validate(flow)
-    return flow
+    return finish_flow(order, {node_id: defined[node_id][0] for node_id in order}, edges)
 
 
 def _parse_statement(
@@ -208,39 +174,6 @@ def _skip_spaces(line: str, position: int) -> int:
     while position < len(line) and line[position].isspace():
         position += 1
     return position
-
-
-def _validate(flow: Flow) -> None:
-    begins = [n.id for n in flow.nodes.values() if n.kind == "begin"]
-    ends = [n.id for n in flow.nodes.values() if n.kind == "end"]
-    if len(begins) != 1:
-        raise FlowError(f"a flow needs exactly one node labelled BEGIN, found {len(begins)}")
-    if len(ends) != 1:
-        raise FlowError(f"a flow needs exactly one node labelled END, found {len(ends)}")
-    flow.begin, flow.end = begins[0], ends[0]
-    for node in flow.nodes.values():
-        out = flow.edges[node.id]
-        if node.kind == "begin" and len(out) != 1:
-            raise FlowError(f"the BEGIN node must have exactly one outgoing edge, it has {len(out)}")
-        if node.kind == "end" and out:
-            raise FlowError("the END node must not have outgoing edges")
-        if node.kind in ("task", "decision") and not out:
-            raise FlowError(f"node {node.id} has no outgoing edge (only END may end the flow)")
-        if node.kind == "decision":
-            labels = [e.label for e in out]
-            if any(not label for label in labels):
-                raise FlowError(f"decision node {node.id} has an edge without a label (each branch needs one)")
-            if len(set(labels)) != len(labels):
-                raise FlowError(f"decision node {node.id} has two branches with the same label")
-    seen = {flow.begin}
-    queue = deque([flow.begin])
-    while queue:
-        for edge in flow.edges[queue.popleft()]:
-            if edge.dst not in seen:
-                seen.add(edge.dst)
-                queue.append(edge.dst)
-    if flow.end not in seen:
-        raise FlowError("END cannot be reached from BEGIN")
 
 
 # --------------------------------------------------------------------------- walking

@@ -2,8 +2,8 @@
 
 A skill is a directory holding a `SKILL.md`; its YAML front matter (between `---` lines at the top)
 gives `name` (default: the directory's name), `description` and `type` (`standard`, or `flow` for a
-Mermaid flowchart, see `flows.py`). `/skill:<name> [request]` sends the file's text (plus the
-request) as the turn's user message; `/flow:<name>` walks a flow skill's chart.
+Mermaid flowchart or D2 diagram, see `flows.py`). `/skill:<name> [request]` sends the file's text
+(plus the request) as the turn's user message; `/flow:<name>` walks a flow skill's chart.
 
 Where skills are found, the first of a name winning (Kimi Code CLI's order and directories):
 

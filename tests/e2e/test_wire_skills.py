@@ -27,6 +27,29 @@ D --> E([END])
 ```
 """
 
+# The same chart in D2, as Kimi Code CLI reads it: labels, a |md label, a property, a style block.
+FLOW_D2 = """---
+name: release
+description: Plan, check, ship
+type: flow
+---
+```d2
+direction: down
+start: BEGIN
+plan: |md
+  Write the plan
+|
+check: "Is the plan good?"
+check.shape: diamond
+ship: Ship it {style.fill: "#dfd"}
+done: END
+start -> plan -> check
+check -> ship: yes
+check -> plan: no  # once more
+ship -> done
+```
+"""
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> dict[str, str]:
@@ -140,8 +163,9 @@ async def test_skills_added_between_turns_are_listed_usable_and_told(start_wire,
 # --------------------------------------------------------------------------- flows
 
 
-async def test_a_flow_walks_its_chart_following_the_models_choice(start_wire, share_dir, work_dir, home):
-    add_skill(work_dir / ".kimi" / "skills", "release", FLOW)
+@pytest.mark.parametrize("skill", [FLOW, FLOW_D2], ids=["mermaid", "d2"])
+async def test_a_flow_walks_its_chart_following_the_models_choice(start_wire, share_dir, work_dir, home, skill):
+    add_skill(work_dir / ".kimi" / "skills", "release", skill)
     replies = ["text: planned", "text: <choice>no</choice>", "text: planned again", "text: not sure",
                "text: fine <choice>yes</choice>", "text: shipped"]  # fmt: skip
     wire = await start_wire(replies, env=home)

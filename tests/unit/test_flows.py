@@ -57,10 +57,10 @@ def test_charts_that_cannot_be_walked_are_refused(chart: str, problem: str) -> N
 def test_the_chart_comes_from_the_first_mermaid_block() -> None:
     text = "---\ntype: flow\n---\nSome words.\n```python\nx = 1\n```\n````mermaid\n" + CHART + "````\n"
     assert flow_from_skill(text).begin == "A"
-    with pytest.raises(FlowError, match="needs a ```mermaid"):
+    with pytest.raises(FlowError, match="needs a ```mermaid or ```d2"):
         flow_from_skill("no chart here")
-    with pytest.raises(FlowError, match="D2"):
-        flow_from_skill("```d2\nBEGIN -> END\n```\n")
+    d2_first = "```d2\nb: BEGIN\ne: END\nb -> e\n```\n```mermaid\n" + CHART + "```\n"
+    assert flow_from_skill(d2_first).begin == "b"  # the first diagram, whichever language
 
 
 def test_the_last_choice_tag_counts() -> None:

@@ -316,3 +316,26 @@ async def test_continue_session_picks_the_last_session(make_agent: MakeAgent, wo
     await resumed.arun("what did I say?")
     users = [text for role, text in context_roles_and_texts(work_dir, first.session_id) if role == "user"]
     assert users == ['"remember 42"', '"what did I say?"']
+
+
+async def test_a_session_busy_in_another_process_raises_session_busy_before_any_message(
+    make_agent: MakeAgent, work_dir: Path
+) -> None:
+    from kimi_acp.core.errors import SessionBusy
+    from kimi_acp.core.session_lock import TurnLock
+
+    first = make_agent(["text: one", "text: three"])
+    assert await first.arun("hi") == "one"
+    session = find(work_dir, first.session_id)
+    assert session is not None
+    other = TurnLock(session.dir)  # what another process running a turn of it holds
+    other.acquire()
+    try:
+        seen: list[Any] = []
+        with pytest.raises(SessionBusy) as info:
+            async for message in first.arun_events("again"):
+                seen.append(message)
+        assert seen == [] and "Wait for that turn to end" in str(info.value)
+    finally:
+        other.release()
+    assert await first.arun("now") == "three"

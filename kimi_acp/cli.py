@@ -147,7 +147,7 @@ def _click_main() -> None:
 
     @cli.command(help="Sign out of your Kimi account: delete its tokens and its entries in config.toml.")
     def logout() -> None:
-        from .login import run_logout
+        from .login_account import run_logout
 
         sys.exit(run_logout())
 

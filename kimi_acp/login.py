@@ -9,11 +9,8 @@ user's comments, formatting and keys we do not know survive.
 The API key is a secret: it is read hidden, never printed, never put in a message, and the
 server's error bodies (which sometimes echo part of the key) are never shown.
 
-The first choice, "Kimi account", signs in with the OAuth device flow instead (kimi_acp/auth):
-the tokens go to `credentials/kimi-code.json` (0600) and the config gets the entries Kimi Code
-CLI's login writes (`[providers."managed:kimi-code"]` with `oauth`, `[models."kimi-code/<id>"]`,
-`[services.moonshot_search|moonshot_fetch]`), so either program can use the login. `kimi logout`
-undoes both.
+The first choice, "Kimi account", signs in with the OAuth device flow instead
+(`login_account.py`, which also holds `kimi logout`); `login_common.py` has what both share.
 """
 
 from __future__ import annotations
@@ -24,18 +21,28 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO, TypeVar
+from typing import Any, Literal, TextIO
 from urllib.parse import urlsplit
 
-from .config import DEFAULT_CONFIG_TEXT, ConfigError, default_config_path, load_config, resolve_model
-
-T = TypeVar("T")
+from .config import DEFAULT_CONFIG_TEXT, ConfigError, default_config_path
+from .login_account import SignIn, sign_in_account
+from .login_common import (
+    EXIT_CONFIG,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    MAX_LISTED_MODELS,
+    NEXT_STEP,
+    Console,
+    InvalidAnswer,
+    check_config_text,
+    read_existing_config,
+    table_in,
+    upsert,
+)
 
 PROBE_TIMEOUT = 5.0
-MAX_LISTED_MODELS = 20
 ANTHROPIC_VERSION = "2023-06-01"
-EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
-NEXT_STEP = "Next: add `kimi acp` to your IDE; see docs/acp.md"
 
 
 @dataclass(frozen=True)
@@ -99,10 +106,6 @@ class Answers:
     model: str
     max_context_size: int
     alias: str
-
-
-class InvalidAnswer(ValueError):
-    """An answer that cannot be used; the message is shown and the question asked again."""
 
 
 Probe = Callable[[ProviderKind, str, str], ProbeResult]
@@ -303,9 +306,9 @@ def edit_config_text(text: str | None, answers: Answers) -> str:
 
     doc = tomlkit.parse(DEFAULT_CONFIG_TEXT if text is None else text)
     alias = answers.alias
-    providers = _table_in(doc, "providers")
-    _upsert(providers, alias, {"type": answers.kind.type, "base_url": answers.base_url, "api_key": answers.api_key})
-    models = _table_in(doc, "models")
+    providers = table_in(doc, "providers")
+    upsert(providers, alias, {"type": answers.kind.type, "base_url": answers.base_url, "api_key": answers.api_key})
+    models = table_in(doc, "models")
     old = models.get(alias)
     same_model = isinstance(old, Mapping) and str(old.get("model", "")) == answers.model
     caps = [str(c) for c in old.get("capabilities", [])] if same_model and isinstance(old, Mapping) else []
@@ -317,64 +320,11 @@ def edit_config_text(text: str | None, answers: Answers) -> str:
     }
     if caps:
         entry["capabilities"] = caps
-    table = _upsert(models, alias, entry)
+    table = upsert(models, alias, entry)
     if not caps and "capabilities" in table:
         del table["capabilities"]
     doc["default_model"] = alias
     return tomlkit.dumps(doc).rstrip("\n") + "\n"
-
-
-def _table_in(doc: Any, name: str) -> Any:
-    """`doc[name]`, created as a header-less super table when missing."""
-    import tomlkit
-
-    if name not in doc:
-        doc.add(name, tomlkit.table(is_super_table=True))
-    return doc[name]
-
-
-def _upsert(parent: Any, key: str, values: Mapping[str, Any]) -> Any:
-    """Set `values` in `parent[key]`, updating an existing table in place; returns the table."""
-    import tomlkit
-    from tomlkit.items import InlineTable
-
-    existing = parent.get(key)
-    if isinstance(existing, Mapping):
-        for name, value in values.items():
-            if existing.get(name) != value:
-                existing[name] = value
-        return existing
-    table = tomlkit.inline_table() if isinstance(parent, InlineTable) else tomlkit.table()
-    table.update(values)
-    if not isinstance(table, InlineTable):
-        table.add(tomlkit.nl())  # a blank line before whatever table follows
-    parent[key] = table
-    return parent[key]
-
-
-def check_config_text(text: str, alias: str, path: Path) -> None:
-    """Refuse to write a config that would not load or whose new default is not usable."""
-    try:
-        config = load_config(config_text=text).config
-        resolved = resolve_model(config, alias)
-    except ConfigError as exc:
-        detail = str(exc).replace("--config", "the edited config")
-        raise ConfigError(f"not writing {path}: {detail}") from None
-    if resolved is None or not resolved.usable:
-        raise ConfigError(f"not writing {path}: model {alias!r} would not be usable (base_url and model needed)")
-
-
-def read_existing_config(path: Path) -> str | None:
-    """The current text, None when there is no file; ConfigError when it does not validate."""
-    if not path.exists():
-        return None
-    if not path.is_file():
-        raise ConfigError(f"config path {path} is not a file")
-    load_config(config_file=path)  # the loader's one-line message names the file and the key
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from None
 
 
 def save_config(path: Path, answers: Answers) -> Path:
@@ -396,32 +346,6 @@ def save_config(path: Path, answers: Answers) -> Path:
 
 
 # --------------------------------------------------------------------------- the dialog
-
-
-@dataclass
-class Console:
-    """The terminal: prompts read answers, `say` is the dialog, `warn` goes to stderr."""
-
-    input_fn: Callable[[str], str]
-    secret_fn: Callable[[str], str]
-    out: TextIO
-    err: TextIO
-
-    def say(self, text: str = "") -> None:
-        print(text, file=self.out, flush=True)
-
-    def warn(self, text: str) -> None:
-        self.out.flush()
-        print(text, file=self.err, flush=True)
-
-    def ask(self, prompt: str, parse: Callable[[str], T], *, secret: bool = False) -> T:
-        """Ask until `parse` accepts the answer; EOFError / KeyboardInterrupt end the dialog."""
-        while True:
-            raw = (self.secret_fn if secret else self.input_fn)(prompt)
-            try:
-                return parse(raw)
-            except InvalidAnswer as exc:
-                self.say(f"  {exc}")
 
 
 def _line_reader(stdin: TextIO, out: TextIO, *, secret: bool) -> Callable[[str], str]:
@@ -546,186 +470,4 @@ def run_login(
         return EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_FAILED
     console.say(f"Saved {written}: model {answers.alias!r} ({answers.model} at {answers.base_url}) is the default.")
     console.say(NEXT_STEP)
-    return EXIT_OK
-
-
-# --------------------------------------------------------------------------- Kimi account
-
-
-SignIn = Callable[[Callable[[str], None]], Any]  # the device flow: prints, returns an OAuthToken
-
-
-def edit_config_for_account(text: str | None, models: Sequence[Any], default: Any, thinking: bool) -> str:
-    """The config with Kimi Code CLI's account entries: the managed provider, one model per listed
-    model (replacing the provider's old ones), the default model, and the search/fetch services."""
-    import tomlkit
-
-    from .auth import kimi_code
-
-    doc = tomlkit.parse(DEFAULT_CONFIG_TEXT if text is None else text)
-    base = kimi_code.base_url()
-
-    def oauth_ref() -> Any:
-        ref = tomlkit.inline_table()
-        ref.update({"storage": "file", "key": kimi_code.OAUTH_KEY})
-        return ref
-
-    providers = _table_in(doc, "providers")
-    _upsert(providers, kimi_code.PROVIDER_KEY, {"type": "kimi", "base_url": base, "api_key": "", "oauth": oauth_ref()})
-    models_table = _table_in(doc, "models")
-    for key in [k for k, v in models_table.items() if isinstance(v, Mapping) and v.get("provider") == kimi_code.PROVIDER_KEY]:
-        del models_table[key]
-    for model in models:
-        entry: dict[str, Any] = {"provider": kimi_code.PROVIDER_KEY, "model": model.id, "max_context_size": model.context}
-        if model.capabilities:
-            entry["capabilities"] = list(model.capabilities)
-        if model.display_name:
-            entry["display_name"] = model.display_name
-        _upsert(models_table, kimi_code.model_key(model.id), entry)
-    doc["default_model"] = kimi_code.model_key(default.id)
-    doc["default_thinking"] = thinking
-    services = _table_in(doc, "services")
-    for name, suffix in (("moonshot_search", "search"), ("moonshot_fetch", "fetch")):
-        _upsert(services, name, {"base_url": f"{base}/{suffix}", "api_key": "", "oauth": oauth_ref()})
-    return tomlkit.dumps(doc).rstrip("\n") + "\n"
-
-
-def _write_checked(path: Path, new_text: str, alias: str | None) -> Path:
-    """Check the edited text (it loads; the new default is usable) and replace the file atomically."""
-    from .fsutil import atomic_write_text
-
-    if alias is not None:
-        check_config_text(new_text, alias, path)
-    else:
-        try:
-            load_config(config_text=new_text)
-        except ConfigError as exc:
-            raise ConfigError(f"not writing {path}: {str(exc).replace('--config', 'the edited config')}") from None
-    target = path.resolve() if path.is_symlink() else path
-    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    atomic_write_text(target, new_text, mode=0o600)
-    return target
-
-
-def sign_in_account(console: Console, path: Path, sign_in: SignIn | None = None) -> int:
-    """Device flow → token saved → models listed with it → config written; the exit code."""
-    from tomlkit.exceptions import TOMLKitError
-
-    from .auth import kimi_code
-    from .auth.device_flow import default_model, list_models
-    from .auth.errors import OAuthError
-    from .config import OAuthRef
-    from .auth.tokens import save_token
-
-    if sign_in is None:
-        from .auth.device_flow import sign_in as device_sign_in
-
-        sign_in = device_sign_in
-    try:
-        token = sign_in(console.say)
-        ref = OAuthRef(storage="file", key=kimi_code.OAUTH_KEY)
-        saved = save_token(ref, token)
-        console.say(f"Signed in. The login is saved in {saved}.")
-        console.say(f"Checking {kimi_code.base_url()}/models ...")
-        models = list_models(token.access_token)
-        if not models:
-            raise OAuthError("the account has no models available")
-        chosen, thinking = default_model(models)
-        text = read_existing_config(path)
-        try:
-            new_text = edit_config_for_account(text, models, chosen, thinking)
-        except (TOMLKitError, ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"cannot edit {path} ({' '.join(str(exc).split())}); edit it by hand") from None
-        written = _write_checked(path, new_text, kimi_code.model_key(chosen.id))
-    except OAuthError as exc:
-        console.warn(f"kimi: error: Kimi account sign-in failed: {exc}")
-        return EXIT_FAILED
-    except ConfigError as exc:
-        console.warn(f"kimi: error: {exc}")
-        return EXIT_CONFIG
-    except OSError as exc:
-        console.warn(f"kimi: error: cannot write the login: {exc.strerror or exc}")
-        return EXIT_FAILED
-    names = ", ".join(m.id for m in models[:MAX_LISTED_MODELS])
-    console.say(f"Models available: {names}")
-    console.say(f"Saved {written}: model {kimi_code.model_key(chosen.id)!r} is the default.")
-    console.say(NEXT_STEP)
-    return EXIT_OK
-
-
-@dataclass(frozen=True)
-class SignOutResult:
-    removed_login: bool
-    config_note: str  # what happened to config.toml, in words ("" when nothing to say)
-
-
-def edit_config_without_account(text: str) -> str | None:
-    """The config without the account's entries; None when there are none."""
-    import tomlkit
-
-    from .auth import kimi_code
-
-    doc = tomlkit.parse(text)
-    changed = False
-    providers = doc.get("providers")
-    if isinstance(providers, Mapping) and kimi_code.PROVIDER_KEY in providers:
-        del providers[kimi_code.PROVIDER_KEY]
-        changed = True
-    models = doc.get("models")
-    removed: set[str] = set()
-    if isinstance(models, Mapping):
-        removed = {k for k, v in models.items() if isinstance(v, Mapping) and v.get("provider") == kimi_code.PROVIDER_KEY}
-        for key in removed:
-            del models[key]
-        changed |= bool(removed)
-    if str(doc.get("default_model", "")) in removed:
-        doc["default_model"] = ""
-    services = doc.get("services")
-    if isinstance(services, Mapping):
-        for name in ("moonshot_search", "moonshot_fetch"):
-            entry = services.get(name)
-            oauth = entry.get("oauth") if isinstance(entry, Mapping) else None
-            if isinstance(oauth, Mapping) and oauth.get("key") == kimi_code.OAUTH_KEY:
-                del services[name]
-                changed = True
-    return tomlkit.dumps(doc) if changed else None
-
-
-def sign_out(path: Path | None = None) -> SignOutResult:
-    """Delete the Kimi account's tokens (file and keyring) and its config entries.
-
-    The service documents no revocation endpoint, so the tokens are forgotten locally; the
-    refresh token then can never be used. A config that does not load is left alone (the
-    tokens are deleted all the same)."""
-    from .auth import kimi_code
-    from .auth.tokens import delete_token
-
-    removed = delete_token(kimi_code.OAUTH_KEY)
-    path = path or default_config_path()
-    note = ""
-    try:
-        text = read_existing_config(path)
-        new_text = edit_config_without_account(text) if text is not None else None
-        if new_text is not None:
-            _write_checked(path, new_text, None)
-            note = f"removed the Kimi account's models from {path}"
-    except ConfigError as exc:
-        note = f"{path} was not changed: {exc}"
-    except Exception as exc:  # noqa: BLE001 - tomlkit errors: the tokens are gone, say what was not done
-        note = f"{path} was not changed ({type(exc).__name__}); remove the managed:kimi-code entries by hand"
-    return SignOutResult(removed, note)
-
-
-def run_logout(*, out: TextIO | None = None, err: TextIO | None = None, config_path: Path | None = None) -> int:
-    """`kimi logout`: 0 whether or not there was a login (the end state is the same)."""
-    out = out or sys.stdout
-    err = err or sys.stderr
-    try:
-        result = sign_out(config_path)
-    except OSError as exc:
-        print(f"kimi: error: cannot delete the login: {exc.strerror or exc}", file=err)
-        return EXIT_FAILED
-    print("Signed out of your Kimi account." if result.removed_login else "No Kimi account login was stored.", file=out)
-    if result.config_note:
-        print(result.config_note[0].upper() + result.config_note[1:] + ".", file=out)
     return EXIT_OK

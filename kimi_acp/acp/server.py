@@ -103,7 +103,7 @@ class AcpServer:
 
         Open sessions notice on their next request (their token source sees the file gone) and
         answer `auth_required`; nothing else about them changes."""
-        from ..login import sign_out
+        from ..login_account import sign_out
 
         try:
             result = await asyncio.to_thread(sign_out)

@@ -183,6 +183,8 @@ def _click_main() -> None:
         sys.exit(web_ui.serve(**options))
 
     from .mcp.cli import build_mcp_group
+    from .plugins.cli import build_plugin_group
 
     cli.add_command(build_mcp_group())
+    cli.add_command(build_plugin_group())
     cli(prog_name="kimi")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from .core.agent import AgentCore
 from .hooks import attach as attach_hooks
 from .skills import provider_for
+from .plugins import attach as attach_plugins
 from .subagents import attach as attach_subagents
 
 if TYPE_CHECKING:
@@ -105,4 +106,5 @@ def build_root_core(
     core.approvals.runtime_yolo = loaded.config.default_yolo if yolo is None else yolo
     attach_hooks(core)  # the config's [[hooks]]
     attach_subagents(core, agent.spec if agent else None)  # the Agent tool
+    attach_plugins(core)  # Kimi Code CLI's installed plugins' tools
     return core

@@ -97,8 +97,12 @@ class Toolset:
         """Swap a built-in for another implementation with the same name (e.g. a client terminal)."""
         self._tools[tool.name] = tool
 
-    def add(self, tool: Tool) -> None:
+    def add(self, tool: Tool | SchemaTool | DeferredTool) -> None:
         self._tools[tool.name] = tool
+
+    def has(self, name: str) -> bool:
+        """Whether a tool (of any kind, created or not) has this name."""
+        return name in self._tools
 
     def register_external(self, name: str, description: str, parameters: Any) -> None:
         """Add (or replace) a client tool; raises ValueError with the reason when refused."""

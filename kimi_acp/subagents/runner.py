@@ -23,6 +23,7 @@ from ..core.errors import AgentError
 from ..core.hook_points import ALLOW, HookRunner, HookVerdict
 from ..core.turn import INTERNAL_SIGNALS
 from ..llm.errors import APIStatusError, ChatProviderError
+from ..plugins import attach as attach_plugins
 from ..sessions import child_session
 from ..tools.agent import AgentParams
 from ..tools.base import ToolContext, tool_error, tool_ok
@@ -181,6 +182,7 @@ class SubagentRunner:
         )
         child.hooks = _ChildHooks(root.hooks)
         child.provider_session_id = root.provider_session_id
+        attach_plugins(child)  # as in Kimi Code CLI, every agent has the plugins' tools
         return child
 
     @staticmethod

@@ -1,0 +1,11 @@
+"""Where plugins are installed: `$KIMI_SHARE_DIR/plugins/` (Kimi Code CLI's directory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..share import share_dir
+
+
+def plugins_dir() -> Path:
+    return share_dir() / "plugins"

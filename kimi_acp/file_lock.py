@@ -32,3 +32,13 @@ else:
 
     def unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def release(fd: int | None) -> None:
+    """Unlock and close `fd` (None: nothing held)."""
+    if fd is None:
+        return
+    try:
+        unlock(fd)
+    finally:
+        os.close(fd)

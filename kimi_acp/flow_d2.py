@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .flow_graph import Flow, FlowEdge, FlowError, finish_flow
+from .flow_graph import Flow, FlowEdge, FlowError, NodeTable
 
 # Keys that style a node or the diagram (`x.shape`, `x.style.fill`, `direction: right`).
 _PROPERTIES = frozenset(
@@ -34,20 +34,9 @@ _SETTINGS = frozenset({"direction", "vars", "classes", "layout-engine"})
 
 def parse_d2(code: str) -> Flow:
     """A D2 diagram as a flow; FlowError names the first problem and its line."""
-    labels: dict[str, tuple[str, bool]] = {}  # id -> (label, given explicitly)
+    nodes = NodeTable()
+    node = nodes.mention
     edges: dict[str, list[FlowEdge]] = {}
-    order: list[str] = []
-
-    def node(node_id: str, label: str | None, number: int) -> None:
-        if node_id not in labels:
-            order.append(node_id)
-            labels[node_id] = (label if label is not None else node_id, label is not None)
-        elif label is not None:
-            old, explicit = labels[node_id]
-            if explicit and old != label:
-                raise FlowError(f"line {number}: node {node_id} is given two different labels ({old!r} and {label!r})")
-            labels[node_id] = (label, True)
-
     for number, statement in _statements(code):
         parts = _split(statement, "->")
         if len(parts) == 1:
@@ -71,7 +60,7 @@ def parse_d2(code: str) -> Flow:
         for index, (src, dst) in enumerate(zip(ids, ids[1:])):
             last = index == len(ids) - 2
             edges.setdefault(src, []).append(FlowEdge(src, dst, label if last else None))
-    return finish_flow(order, {node_id: labels[node_id][0] for node_id in order}, edges)
+    return nodes.flow(edges)
 
 
 def _statements(code: str) -> Iterator[tuple[int, str]]:
@@ -113,10 +102,10 @@ def _drop_block(text: str, lines: list[str], number: int, start: int) -> tuple[s
     kept, depth = text[:position], 0
     rest = text[position:]
     while True:
-        for char in _unquoted_chars(rest):
-            if char == "{":
+        for i in _outside_quotes(rest):
+            if rest[i] == "{":
                 depth += 1
-            elif char == "}":
+            elif rest[i] == "}":
                 depth -= 1
         if depth <= 0:
             return kept, number
@@ -126,31 +115,12 @@ def _drop_block(text: str, lines: list[str], number: int, start: int) -> tuple[s
         number += 1
 
 
-def _unquoted_chars(text: str) -> Iterator[str]:
+def _outside_quotes(text: str) -> Iterator[int]:
+    """The positions of `text` outside '…' and "…" strings (with \\ escapes inside them);
+    FlowError when a string is never closed."""
     quote = ""
     escaped = False
-    for char in text:
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-            continue
-        if char in "'\"":
-            quote = char
-            continue
-        yield char
-
-
-def _find_unquoted(text: str, token: str) -> int:
-    """Where `token` first occurs outside quotes, or -1."""
-    quote = ""
-    escaped = False
-    i = 0
-    while i < len(text):
-        char = text[i]
+    for i, char in enumerate(text):
         if quote:
             if escaped:
                 escaped = False
@@ -160,12 +130,15 @@ def _find_unquoted(text: str, token: str) -> int:
                 quote = ""
         elif char in "'\"":
             quote = char
-        elif text.startswith(token, i):
-            return i
-        i += 1
+        else:
+            yield i
     if quote:
         raise FlowError(f"a quoted string is never closed in {text.strip()[:40]!r}")
-    return -1
+
+
+def _find_unquoted(text: str, token: str) -> int:
+    """Where `token` first occurs outside quotes, or -1."""
+    return next((i for i in _outside_quotes(text) if text.startswith(token, i)), -1)
 
 
 def _split(text: str, token: str) -> list[str]:

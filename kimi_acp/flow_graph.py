@@ -37,6 +37,28 @@ class Flow:
     end: str = ""
 
 
+class NodeTable:
+    """A diagram's nodes in the order they are first mentioned, each labelled with its id until a
+    label is given; two different labels for one node are an error (naming the line)."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+        self._labels: dict[str, tuple[str, bool]] = {}  # id -> (label, given explicitly)
+
+    def mention(self, node_id: str, label: str | None, number: int) -> None:
+        if node_id not in self._labels:
+            self.order.append(node_id)
+            self._labels[node_id] = (label if label is not None else node_id, label is not None)
+        elif label is not None:
+            old, explicit = self._labels[node_id]
+            if explicit and old != label:
+                raise FlowError(f"line {number}: node {node_id} is given two different labels ({old!r} and {label!r})")
+            self._labels[node_id] = (label, True)
+
+    def flow(self, edges: dict[str, list[FlowEdge]]) -> Flow:
+        return finish_flow(self.order, {node_id: self._labels[node_id][0] for node_id in self.order}, edges)
+
+
 def finish_flow(order: list[str], labels: dict[str, str], edges: dict[str, list[FlowEdge]]) -> Flow:
     """The flow of nodes `order` (labels by id) and `edges`, its node kinds set and its rules checked:
     labelled BEGIN / END begin and end it, a node with several outgoing edges is a decision."""

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from .core.turn import TurnResult
-from .flow_graph import Flow, FlowEdge, FlowError, FlowNode, finish_flow
+from .flow_graph import Flow, FlowEdge, FlowError, FlowNode, NodeTable
 
 __all__ = ["Flow", "FlowEdge", "FlowError", "FlowNode", "flow_from_skill", "parse_choice", "parse_mermaid", "run_flow"]
 
@@ -74,30 +74,27 @@ def fenced_blocks(text: str) -> Iterator[tuple[str, str]]:
 
 def parse_mermaid(code: str) -> Flow:
     """A Mermaid flowchart as a flow; FlowError names the first problem and its line."""
-    defined: dict[str, tuple[str, bool]] = {}  # id -> (label, given explicitly)
+    nodes = NodeTable()
     edges: dict[str, list[FlowEdge]] = {}
-    order: list[str] = []
     for number, raw in enumerate(code.splitlines(), 1):
         for statement in raw.split(";"):
             line = statement.strip()
             if not line or line.startswith("%%") or _HEADER_RE.match(line) or _IGNORED_RE.match(line):
                 continue
-            _parse_statement(line, number, defined, edges, order)
-    return finish_flow(order, {node_id: defined[node_id][0] for node_id in order}, edges)
+            _parse_statement(line, number, nodes, edges)
+    return nodes.flow(edges)
 
 
-def _parse_statement(
-    line: str, number: int, defined: dict[str, tuple[str, bool]], edges: dict[str, list[FlowEdge]], order: list[str]
-) -> None:
+def _parse_statement(line: str, number: int, nodes: NodeTable, edges: dict[str, list[FlowEdge]]) -> None:
     position = 0
-    source, position = _node(line, position, number, defined, order)
+    source, position = _node(line, position, number, nodes)
     while True:
         position = _skip_spaces(line, position)
         if position >= len(line):
             return
         label, position = _arrow(line, position, number)
         position = _skip_spaces(line, position)
-        target, position = _node(line, position, number, defined, order)
+        target, position = _node(line, position, number, nodes)
         edges.setdefault(source, []).append(FlowEdge(source, target, label))
         source = target
 
@@ -125,9 +122,7 @@ def _arrow(line: str, position: int, number: int) -> tuple[str | None, int]:
     raise FlowError(f"line {number}: expected an arrow (-->) at {line[position:position + 20]!r}")
 
 
-def _node(
-    line: str, position: int, number: int, defined: dict[str, tuple[str, bool]], order: list[str]
-) -> tuple[str, int]:
+def _node(line: str, position: int, number: int, nodes: NodeTable) -> tuple[str, int]:
     match = _ID_RE.match(line, position)
     if not match:
         raise FlowError(f"line {number}: expected a node id at {line[position:position + 20]!r}")
@@ -137,14 +132,7 @@ def _node(
         if line.startswith(opening, position):
             label, position = _label(line, position + len(opening), closing, number)
             break
-    if node_id not in defined:
-        order.append(node_id)
-        defined[node_id] = (label if label is not None else node_id, label is not None)
-    elif label is not None:
-        old, explicit = defined[node_id]
-        if explicit and old != label:
-            raise FlowError(f"line {number}: node {node_id} is given two different labels ({old!r} and {label!r})")
-        defined[node_id] = (label, True)
+    nodes.mention(node_id, label, number)
     return node_id, position
 
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from ..file_lock import try_lock, unlock
+from ..file_lock import release, try_lock
 
 LOCK_TIMEOUT = 30.0  # a refresh is one HTTP request with retries; more means a stuck holder
 
@@ -48,10 +48,5 @@ class RefreshLock:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         fd, self._fd = self._fd, None
-        if fd is None:
-            return
-        try:
-            unlock(fd)
-        finally:
-            os.close(fd)
+        release(fd)
 

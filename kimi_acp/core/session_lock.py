@@ -14,7 +14,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from ..file_lock import try_lock, unlock
+from ..file_lock import release, try_lock
 from .errors import SessionBusy
 
 LOCK_FILE = "turn.lock"
@@ -49,12 +49,7 @@ class TurnLock:
 
     def release(self) -> None:
         fd, self._fd = self._fd, None
-        if fd is None:
-            return
-        try:
-            unlock(fd)
-        finally:
-            os.close(fd)
+        release(fd)
 
 
 def _read_pid(fd: int) -> int | None:

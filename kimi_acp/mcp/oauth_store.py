@@ -23,11 +23,11 @@ import json
 import logging
 import os
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from ..fsutil import atomic_write_text
 from ..share import share_dir
 
 log = logging.getLogger(__name__)
@@ -189,15 +189,5 @@ def _parse_time(text: str) -> float:
 
 
 def _write_private(path: Path, text: str) -> None:
-    """Atomic, 0600 from the start (mkstemp), fsynced: the file holds tokens."""
-    fd, tmp = tempfile.mkstemp(dir=str(path.parent), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Atomic and 0600 from the start: the file holds tokens."""
+    atomic_write_text(path, text, mode=0o600)

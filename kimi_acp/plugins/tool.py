@@ -23,6 +23,7 @@ from ..kaos.process_group import DRAIN_AFTER_KILL_S, killpg, started, wait_exit
 from ..tools import DeferredTool
 from ..tools.base import ToolContext, cap_output, tool_error, tool_ok
 from ..tools.external import SchemaTool
+from ..tools.web_service import redact
 from ..wire.types import ToolReturnValue
 from .spec import PluginError, PluginSpec, PluginToolSpec
 
@@ -41,6 +42,7 @@ class PluginTool(SchemaTool):
         self.title = f"{plugin.name}: {spec.name}"  # what an IDE's tool card shows
         self.timeout_s = timeout_s
         self.host_config: Any = None  # the session's Config, for `inject` (DeferredPluginTool sets it)
+        self._secrets: list[str] = []  # the injected key: never in a log line, an error or a result
 
     async def run(self, arguments_json: str, ctx: ToolContext) -> ToolReturnValue:
         await ctx.approve(action=self.action, description=f"Run plugin tool `{self.name}`.")
@@ -69,8 +71,8 @@ class PluginTool(SchemaTool):
         except asyncio.CancelledError:
             await _kill(proc)
             raise
-        output = stdout.decode("utf-8", "replace").strip()
-        errors = stderr.decode("utf-8", "replace").strip()
+        output = redact(stdout.decode("utf-8", "replace").strip(), self._secrets)
+        errors = redact(stderr.decode("utf-8", "replace").strip(), self._secrets)
         if proc.returncode != 0:
             return self._failure(errors or output or f"exit code {proc.returncode}", f"Exit {proc.returncode}")
         if errors:
@@ -84,6 +86,7 @@ class PluginTool(SchemaTool):
         from .host import host_values
 
         values = await host_values(self.host_config)
+        self._secrets = [values["api_key"]] if "api_key" in values else []
         if self.plugin.config_file:  # plugins that read their config file get the fresh values too
             from .install import inject_config
 

@@ -29,6 +29,7 @@ print(f"env key matches: {os.environ.get('auth.apiKey') == os.environ['EXPECTED_
 print(f"file key matches: {config['auth']['apiKey'] == os.environ['EXPECTED_KEY']}")
 print(f"base url: {os.environ.get('baseUrl')}")
 print(f"cwd is the plugin: {os.path.basename(os.getcwd())}")
+print(f"leaked: {os.environ['auth.apiKey']}")  # a careless plugin
 """
 
 
@@ -93,6 +94,7 @@ async def test_an_installed_plugins_tools_run_in_an_ide_session(share: Path, pro
         for line in ("hello Ada", "env key matches: True", "file key matches: True",
                      "base url: http://127.0.0.1:9/v1", "cwd is the plugin: greeter"):
             assert line in greeting
+        assert "leaked: [redacted]" in greeting and KEY not in json.dumps(updates)  # redacted for the model and the IDE
         assert ends["g2"]["status"] == "failed" and "Plugin tool 'grumble' failed: no way" in json.dumps(ends["g2"]["content"])
 
         napping = asyncio.create_task(agent.prompt(session_id, "nap"))

@@ -39,6 +39,7 @@ from mcp.client.auth.utils import (
 from mcp.shared.auth import OAuthClientMetadata
 
 from .. import __version__
+from .config import redact_url
 from .oauth_store import OAuthStore
 from .redaction import register_secrets
 
@@ -118,14 +119,14 @@ class _StoredProvider(OAuthClientProvider):
                     if not ok:
                         break
         except httpx.HTTPError as exc:  # the refresh then tries the SDK's guess, and a 401 says the rest
-            log.info("MCP OAuth: discovery for %s failed: %s", context.server_url, type(exc).__name__)
+            log.info("MCP OAuth: discovery for %s failed: %s", redact_url(context.server_url), type(exc).__name__)
 
     async def _handle_refresh_response(self, response: httpx.Response) -> bool:
         refreshed = await super()._handle_refresh_response(response)
         if refreshed:
             if isinstance(self._store, OAuthStore):
                 register_secrets(self._store.secrets())
-            log.info("MCP OAuth: refreshed the token for %s", self.context.server_url)
+            log.info("MCP OAuth: refreshed the token for %s", redact_url(self.context.server_url))
         return refreshed
 
 
@@ -286,5 +287,5 @@ async def authorize(
     if pending.client_info is not None:
         await store.set_client_info(pending.client_info)
     await store.set_tokens(pending.tokens)
-    log.info("MCP OAuth: %s authorized in %.1f s", url, time.monotonic() - started)
+    log.info("MCP OAuth: %s authorized in %.1f s", redact_url(url), time.monotonic() - started)
     return tools

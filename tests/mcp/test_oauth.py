@@ -267,3 +267,6 @@ async def test_an_ide_session_uses_the_authorized_server_and_shows_an_unauthoriz
         results = [u for u in of_kind(updates, "tool_call_update") if u.get("status") == "completed"]
         assert results and "authorized as client-" in json.dumps(results[-1]["content"])
     assert oauth_server.count("/authorize") == 1  # the session signed in nobody
+    tokens = await OAuthStore(oauth_server.url).get_tokens()
+    logs = "".join(p.read_text() for p in (share / "logs").glob("*.log"))
+    assert "MCP server 'linear' connected" in logs and tokens.access_token not in logs

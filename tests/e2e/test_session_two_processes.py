@@ -95,3 +95,33 @@ async def test_a_turn_in_one_process_holds_the_session_and_the_other_catches_up(
     stored = [r for r in records if not str(r.get("role", "")).startswith("_")]
     assert user_texts(stored) == ["first from the IDE", "from the wire", "third from the IDE"]
     assert "refused while the wire runs" not in (session_dir / "wire.jsonl").read_text()
+
+
+async def test_a_wire_prompt_to_a_session_busy_elsewhere_gets_invalid_state(
+    share: Path, project: Path, server: FakeLLMServer
+) -> None:
+    write_config(
+        share,
+        default_model="fake",
+        models={"fake": {"provider": "fakeprov", "model": "fake-model", "max_context_size": 100_000}},
+        providers={"fakeprov": {"type": "openai_legacy", "base_url": server.base_url, "api_key": "sk-test"}},
+    )
+    server.enqueue(tool_call_reply(("call-1", "Shell", json.dumps({"command": "echo one"}))), text_reply("done"))
+    first = await WireProcess.start("--work-dir", str(project), "--session", "shared-1", env=acp_env(share))
+    second = await WireProcess.start("--work-dir", str(project), "--session", "shared-1", env=acp_env(share))
+    try:
+        await first.call("initialize", INIT)
+        await second.call("initialize", INIT)
+        prompt_id = await first.request("prompt", {"user_input": "go"})
+        approval, _ = await first.next_request()
+        refused, _ = await second.call("prompt", {"user_input": "me too"})
+        assert refused["error"]["code"] == -32000
+        assert f"another kimi process (pid {first.proc.pid})" in refused["error"]["message"]
+        payload = approval["params"]["payload"]
+        await first.respond(approval["id"], {"request_id": payload["id"], "response": "approve"})
+        done, _ = await first.response(prompt_id)
+        assert done["result"] == {"status": "finished"}
+    finally:
+        assert await first.close() == 0
+        assert await second.close() == 0
+    assert len(server.requests) == 2  # the refused prompt never reached the model

@@ -39,6 +39,9 @@ def print_info(config_file: str | None, as_json: bool) -> int:
         info["providers"][resolved.provider_name] = _provider_info(resolved.provider)
     for name, provider in config.providers.items():
         info["providers"].setdefault(name, _provider_info(provider))
+    from .plugins.spec import installed_plugins
+
+    info["plugins"] = {p.name: {"version": p.version, "tools": [t.name for t in p.tools]} for p in installed_plugins()}
     if as_json:
         print(json.dumps(info, indent=2))
         return 0
@@ -54,6 +57,9 @@ def print_info(config_file: str | None, as_json: bool) -> int:
     for name, p in info["providers"].items():
         login = f", {p['login']}" if p.get("login") else ""
         print(f"  {name}: type {p['type']}, base_url {p['base_url'] or '-'}, api key {p['api_key']}{login}")
+    print("plugins:" if info["plugins"] else "plugins:       (none)")
+    for name, plugin in info["plugins"].items():
+        print(f"  {name} {plugin['version']}: {', '.join(plugin['tools']) or 'no tools'}")
     return 0
 
 

@@ -101,6 +101,13 @@ def test_info_lists_models_and_providers_without_the_key(share_dir: Path) -> Non
     assert "qwen: qwen3-coder via local" in out
     assert "moonshot: type kimi, base_url https://api.moonshot.example/v1, api key set" in out
     assert "local: type openai_legacy, base_url http://127.0.0.1:9/v1, api key not set" in out
+    assert "plugins:       (none)" in out
+    plugin = share_dir / "plugins" / "greeter"
+    plugin.mkdir(parents=True)
+    (plugin / "plugin.json").write_text(json.dumps({"name": "greeter", "version": "1.0", "tools": [
+        {"name": "greet", "description": "d", "command": ["true"]}]}))
+    assert "  greeter 1.0: greet" in kimi("info").stdout
+    assert json.loads(kimi("info", "--json").stdout)["plugins"] == {"greeter": {"version": "1.0", "tools": ["greet"]}}
 
 
 def test_info_json(share_dir: Path, tmp_path: Path) -> None:

@@ -577,6 +577,12 @@ class McpConnection:
                 text += f"; its last output: {tail}" if tail else " without any output"
             elif tail and "Connection closed" in text:
                 text += f"; its last output: {tail}"
+        elif not self.config.auth and _status_of(exc) == 401:
+            text += (
+                "; the server asks for authorization: if it signs in with OAuth, give its mcp.json entry "
+                f"`\"auth\": \"oauth\"` (`kimi mcp add --transport http --auth oauth {self.name} URL`) and run "
+                f"`kimi mcp auth {self.name}`; otherwise put a token in `headers`"
+            )
         return redact(text, self.config.secrets())
 
     def _stderr_tail(self) -> str:
@@ -699,6 +705,15 @@ def _leaves(exc: BaseException | None) -> list[BaseException]:
 
 
 _PIPE_ERRORS = ("BrokenResourceError", "ClosedResourceError", "EndOfStream")
+
+
+def _status_of(exc: BaseException | None) -> int | None:
+    """The HTTP status of the first HTTPStatusError in `exc`, if any."""
+    for leaf in _leaves(exc):
+        response = getattr(leaf, "response", None)
+        if type(leaf).__name__ == "HTTPStatusError" and response is not None:
+            return getattr(response, "status_code", None)
+    return None
 
 
 def _pipe_broke(exc: BaseException | None) -> bool:

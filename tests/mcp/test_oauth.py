@@ -270,3 +270,13 @@ async def test_an_ide_session_uses_the_authorized_server_and_shows_an_unauthoriz
     tokens = await OAuthStore(oauth_server.url).get_tokens()
     logs = "".join(p.read_text() for p in (share / "logs").glob("*.log"))
     assert "MCP server 'linear' connected" in logs and tokens.access_token not in logs
+
+
+async def test_a_server_asking_for_authorization_without_auth_oauth_says_how(oauth_server: OAuthServer, tmp_path: Path) -> None:
+    manager = McpManager([RemoteServerConfig("linear", oauth_server.url, "http")], settings=FAST, work_dir=tmp_path)
+    try:
+        (entry,) = (await manager.wait_ready()).servers
+    finally:
+        await manager.aclose()
+    assert entry.status == "failed" and "401 Unauthorized" in (entry.error or "")
+    assert '`"auth": "oauth"`' in (entry.error or "") and "run `kimi mcp auth linear`" in (entry.error or "")

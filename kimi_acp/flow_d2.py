@@ -58,8 +58,8 @@ def parse_d2(code: str) -> Flow:
         for node_id in ids:
             node(node_id, None, number)
         for index, (src, dst) in enumerate(zip(ids, ids[1:])):
-            last = index == len(ids) - 2
-            edges.setdefault(src, []).append(FlowEdge(src, dst, label if last else None))
+            is_last = index == len(ids) - 2
+            edges.setdefault(src, []).append(FlowEdge(src, dst, label if is_last else None))
     return nodes.flow(edges)
 
 
@@ -75,7 +75,10 @@ def _statements(code: str) -> Iterator[tuple[int, str]]:
         while text.endswith("\\") and number < len(lines):  # a continued line
             text = text[:-1] + lines[number]
             number += 1
-        text = _strip_comment(text)
+        try:
+            text = _strip_comment(text)
+        except FlowError as exc:
+            raise FlowError(f"line {start}: {exc}") from None
         key, value = _key_value(text)
         if value is not None and value.strip() == "|md":
             block: list[str] = []

@@ -66,7 +66,7 @@ def test_nodes_the_walk_never_reaches_are_allowed() -> None:
         ("a: BEGIN\nb: |md\n  never closed\n", "line 2: a |md block is never closed"),
         ("a: BEGIN\nx: {\n  y: 1\n", "line 2: a { block is never closed"),
         ("a: BEGIN\n}\n", "line 2: a } closes no block"),
-        ('a: "BEGIN\nb: END\n', "never closed"),
+        ('a: "BEGIN\nb: END\n', "line 1: a quoted string is never closed"),
         ("a: BEGIN\nb: END\na -- b\n", "line 3: 'a -- b' is not a node id"),
         ("a: BEGIN\nb: END\nb <- a\n", "is not a node id"),
         ("a: BEGIN\na: start\nb: END\na -> b\n", "line 2: node a is given two different labels"),

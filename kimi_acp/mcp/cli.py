@@ -142,9 +142,14 @@ def build_mcp_group() -> click.Group:
     @click.argument("name")
     def auth(name: str) -> None:
         cfg = _oauth_server(name)
+        from .oauth import NoAuthorizationNeeded
+
         click.echo(f"Authorizing with '{name}'...")
         try:
             tools = asyncio.run(_authorize(cfg))
+        except NoAuthorizationNeeded as exc:
+            click.echo(f"'{name}' did not ask for authorization: it works without signing in. Available tools: {exc.tools}")
+            return
         except Exception as exc:  # one line, never a traceback
             click.echo(f"Authorization failed: {exc}", err=True)
             sys.exit(1)

@@ -59,6 +59,14 @@ class AuthorizationRequired(Exception):
         self.name = name
 
 
+class NoAuthorizationNeeded(Exception):
+    """`kimi mcp auth` connected without being asked to sign in: nothing to store."""
+
+    def __init__(self, tools: int) -> None:
+        super().__init__(f"the server did not ask for authorization ({tools} tools without signing in)")
+        self.tools = tools
+
+
 class _PendingStore:
     """Where `kimi mcp auth` keeps a new authorization until it has worked (then it is saved)."""
 
@@ -146,10 +154,9 @@ def client_metadata(redirect_uri: str) -> OAuthClientMetadata:
 def server_auth(name: str, url: str) -> httpx.Auth:
     """The auth of a connection made by a server: stored tokens, refreshed; never a browser.
 
-    Raises `AuthorizationRequired` at once when nothing is stored for the URL."""
+    With nothing stored the requests go out without a token, as in Kimi Code CLI: a server that
+    lets anyone in works, and one that answers 401 fails with `AuthorizationRequired`."""
     store = OAuthStore(url)
-    if not store.has_tokens():
-        raise AuthorizationRequired(name)
 
     async def no_browser(authorization_url: str) -> None:
         raise AuthorizationRequired(name)
@@ -281,7 +288,7 @@ async def authorize(
         started = time.monotonic()
         tools = await connect(provider)
     if pending.tokens is None:  # the server did not ask for authorization at all
-        return tools
+        raise NoAuthorizationNeeded(tools)
     store = OAuthStore(url)
     store.clear()
     if pending.client_info is not None:

@@ -24,7 +24,7 @@ from kimi_acp.mcp.config import RemoteServerConfig, default_mcp_file
 from kimi_acp.mcp.manager import McpManager
 from kimi_acp.mcp.oauth_store import OAuthStore, oauth_dir
 
-from .helpers import FAST, FakeApprover, context
+from .helpers import FAST, FakeApprover, HttpServer, context
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_SERVER = ROOT / "tests" / "fakes" / "mcp_oauth_server.py"
@@ -195,7 +195,7 @@ def test_without_tokens_or_with_revoked_ones_the_server_says_to_run_kimi_mcp_aut
 
         state, error = asyncio.run(status())
         assert state == "failed" and error == "not authorized: run `kimi mcp auth linear` in a terminal, then start a new session"
-        assert server.log() == []  # nothing stored: not even a request
+        assert [e["endpoint"] for e in server.log() if e["endpoint"] in ("/mcp", "/authorize")] == ["/mcp"]  # one 401
 
         add_server(server.url)
         assert kimi("mcp", "auth", "linear").returncode == 0
@@ -239,8 +239,16 @@ def test_auth_refuses_servers_that_are_not_oauth_ones(tmp_path: Path) -> None:
     assert stdio_auth.returncode == 2 and "--auth is only for http and sse servers" in stdio_auth.stderr
 
 
+@pytest.fixture
+def other(tmp_path: Path) -> Iterator[OAuthServer]:
+    """A second protected server, never authorized."""
+    server = start_server(tmp_path / "other-oauth")
+    yield server
+    stop_server(server)
+
+
 async def test_an_ide_session_uses_the_authorized_server_and_shows_an_unauthorized_one(
-    oauth_server: OAuthServer, work_dir: Path
+    oauth_server: OAuthServer, other: OAuthServer, work_dir: Path
 ) -> None:
     from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
     from tests.support.acp_client import spawn_acp
@@ -251,7 +259,7 @@ async def test_an_ide_session_uses_the_authorized_server_and_shows_an_unauthoriz
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"mcpServers": {
         "linear": {"url": oauth_server.url, "transport": "http", "auth": "oauth"},
-        "notion": {"url": oauth_server.url.replace("/mcp", "/other/mcp"), "transport": "http", "auth": "oauth"},
+        "notion": {"url": other.url, "transport": "http", "auth": "oauth"},
     }}))
     done = await asyncio.to_thread(kimi, "mcp", "auth", "linear")
     assert done.returncode == 0, done.stderr
@@ -266,7 +274,7 @@ async def test_an_ide_session_uses_the_authorized_server_and_shows_an_unauthoriz
         assert "MCP server `notion` failed" in notice and "run `kimi mcp auth notion` in a terminal" in notice
         results = [u for u in of_kind(updates, "tool_call_update") if u.get("status") == "completed"]
         assert results and "authorized as client-" in json.dumps(results[-1]["content"])
-    assert oauth_server.count("/authorize") == 1  # the session signed in nobody
+    assert oauth_server.count("/authorize") == 1 and other.count("/authorize") == 0  # the session signed in nobody
     tokens = await OAuthStore(oauth_server.url).get_tokens()
     logs = "".join(p.read_text() for p in (share / "logs").glob("*.log"))
     assert "MCP server 'linear' connected" in logs and tokens.access_token not in logs
@@ -280,3 +288,21 @@ async def test_a_server_asking_for_authorization_without_auth_oauth_says_how(oau
         await manager.aclose()
     assert entry.status == "failed" and "401 Unauthorized" in (entry.error or "")
     assert '`"auth": "oauth"`' in (entry.error or "") and "run `kimi mcp auth linear`" in (entry.error or "")
+
+
+def test_an_oauth_entry_for_a_server_that_lets_anyone_in_just_works(http_server: HttpServer, tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{http_server.port}/mcp"
+    add_server(url, "open")
+    done = kimi("mcp", "auth", "open")
+    assert done.returncode == 0, done.stderr
+    assert "'open' did not ask for authorization: it works without signing in." in done.stdout
+    assert not OAuthStore(url).has_tokens()
+
+    async def connect() -> str:
+        manager = McpManager([RemoteServerConfig("open", url, "http", auth="oauth")], settings=FAST, work_dir=tmp_path)
+        try:
+            return (await manager.wait_ready()).servers[0].status
+        finally:
+            await manager.aclose()
+
+    assert asyncio.run(connect()) == "connected"  # no tokens, no sign-in needed

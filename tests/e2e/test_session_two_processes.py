@@ -29,6 +29,16 @@ def server() -> Iterator[FakeLLMServer]:
         yield fake
 
 
+def use_fake_model(share: Path, server: FakeLLMServer) -> None:
+    """Both processes' config: an OpenAI-style model on the loopback server."""
+    write_config(
+        share,
+        default_model="fake",
+        models={"fake": {"provider": "fakeprov", "model": "fake-model", "max_context_size": 100_000}},
+        providers={"fakeprov": {"type": "openai_legacy", "base_url": server.base_url, "api_key": "sk-test"}},
+    )
+
+
 def user_texts(messages: list[dict]) -> list[str]:
     found = []
     for message in messages:
@@ -43,12 +53,7 @@ def user_texts(messages: list[dict]) -> list[str]:
 async def test_a_turn_in_one_process_holds_the_session_and_the_other_catches_up(
     share: Path, project: Path, server: FakeLLMServer
 ) -> None:
-    write_config(
-        share,
-        default_model="fake",
-        models={"fake": {"provider": "fakeprov", "model": "fake-model", "max_context_size": 100_000}},
-        providers={"fakeprov": {"type": "openai_legacy", "base_url": server.base_url, "api_key": "sk-test"}},
-    )
+    use_fake_model(share, server)
     server.enqueue(
         text_reply("one"),
         tool_call_reply(("call-1", "Shell", json.dumps({"command": "echo from-the-wire"}))),
@@ -100,12 +105,7 @@ async def test_a_turn_in_one_process_holds_the_session_and_the_other_catches_up(
 async def test_a_wire_prompt_to_a_session_busy_elsewhere_gets_invalid_state(
     share: Path, project: Path, server: FakeLLMServer
 ) -> None:
-    write_config(
-        share,
-        default_model="fake",
-        models={"fake": {"provider": "fakeprov", "model": "fake-model", "max_context_size": 100_000}},
-        providers={"fakeprov": {"type": "openai_legacy", "base_url": server.base_url, "api_key": "sk-test"}},
-    )
+    use_fake_model(share, server)
     server.enqueue(tool_call_reply(("call-1", "Shell", json.dumps({"command": "echo one"}))), text_reply("done"))
     first = await WireProcess.start("--work-dir", str(project), "--session", "shared-1", env=acp_env(share))
     second = await WireProcess.start("--work-dir", str(project), "--session", "shared-1", env=acp_env(share))

@@ -25,6 +25,16 @@ def write_config(share_dir: Path, scripts: Sequence[str] = (), **overrides: Any)
     return path
 
 
+def fake_model_config(share_dir: Path, server: Any) -> Path:
+    """`config.toml` whose default model is OpenAI-style on `server` (a tests.fakes FakeLLMServer)."""
+    return write_config(
+        share_dir,
+        default_model="fake",
+        models={"fake": {"provider": "fakeprov", "model": "fake-model", "max_context_size": 100_000}},
+        providers={"fakeprov": {"type": "openai_legacy", "base_url": server.base_url, "api_key": "sk-test"}},
+    )
+
+
 def acp_env(share_dir: Path) -> dict[str, str]:
     env = {"KIMI_SHARE_DIR": str(share_dir), "PATH": os.environ.get("PATH", "")}
     if os.environ.get("KIMI_CACHE_DIR"):  # the schema index every start after the first finds (conftest.py)

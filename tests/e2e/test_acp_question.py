@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kimi_acp.tools.question import DISMISSED_NOTE, SINGLE_CHOICE_MESSAGE
-from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
+from tests.e2e.acp_fixtures import acp_env, fake_model_config, of_kind, write_config
 from tests.fakes.openai_server import FakeLLMServer, text_reply
 from tests.support.acp_client import spawn_acp
 from tests.support.wire_client import tool_call
@@ -220,18 +220,9 @@ def server() -> Iterator[FakeLLMServer]:
         yield fake
 
 
-def provider_config(share: Path, server: FakeLLMServer) -> None:
-    write_config(
-        share,
-        default_model="fake",
-        models={"fake": {"provider": "fakeprov", "model": "fake-model", "max_context_size": 100_000}},
-        providers={"fakeprov": {"type": "openai_legacy", "base_url": server.base_url, "api_key": "sk-test"}},
-    )
-
-
 async def offered_spec(share: Path, project: Path, server: FakeLLMServer, *, elicitation: bool) -> dict[str, Any]:
     server.enqueue(text_reply("ok"))
-    provider_config(share, server)
+    fake_model_config(share, server)
     async with spawn_acp(acp_env(share), elicitation=elicitation) as agent:
         await agent.initialize()
         session = await agent.new_session(project)

@@ -15,7 +15,7 @@ import acp
 import pytest
 
 from kimi_acp.sessions import work_dir_key
-from tests.e2e.acp_fixtures import acp_env, texts, write_config
+from tests.e2e.acp_fixtures import acp_env, fake_model_config, texts
 from tests.fakes.openai_server import FakeLLMServer, text_reply, tool_call_reply
 from tests.support.acp_client import spawn_acp
 from tests.support.wire_client import WireProcess
@@ -27,16 +27,6 @@ INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}
 def server() -> Iterator[FakeLLMServer]:
     with FakeLLMServer() as fake:
         yield fake
-
-
-def use_fake_model(share: Path, server: FakeLLMServer) -> None:
-    """Both processes' config: an OpenAI-style model on the loopback server."""
-    write_config(
-        share,
-        default_model="fake",
-        models={"fake": {"provider": "fakeprov", "model": "fake-model", "max_context_size": 100_000}},
-        providers={"fakeprov": {"type": "openai_legacy", "base_url": server.base_url, "api_key": "sk-test"}},
-    )
 
 
 def user_texts(messages: list[dict]) -> list[str]:
@@ -53,7 +43,7 @@ def user_texts(messages: list[dict]) -> list[str]:
 async def test_a_turn_in_one_process_holds_the_session_and_the_other_catches_up(
     share: Path, project: Path, server: FakeLLMServer
 ) -> None:
-    use_fake_model(share, server)
+    fake_model_config(share, server)
     server.enqueue(
         text_reply("one"),
         tool_call_reply(("call-1", "Shell", json.dumps({"command": "echo from-the-wire"}))),
@@ -105,7 +95,7 @@ async def test_a_turn_in_one_process_holds_the_session_and_the_other_catches_up(
 async def test_a_wire_prompt_to_a_session_busy_elsewhere_gets_invalid_state(
     share: Path, project: Path, server: FakeLLMServer
 ) -> None:
-    use_fake_model(share, server)
+    fake_model_config(share, server)
     server.enqueue(tool_call_reply(("call-1", "Shell", json.dumps({"command": "echo one"}))), text_reply("done"))
     first = await WireProcess.start("--work-dir", str(project), "--session", "shared-1", env=acp_env(share))
     second = await WireProcess.start("--work-dir", str(project), "--session", "shared-1", env=acp_env(share))

@@ -40,7 +40,7 @@ from mcp.shared.auth import OAuthClientMetadata
 
 from .. import __version__
 from .config import redact_url
-from .oauth_store import OAuthStore
+from .oauth_store import OAuthStore, token_secrets
 from .redaction import register_secrets
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class _PendingStore:
 
     async def set_tokens(self, tokens: Any) -> None:
         self.tokens = tokens
-        register_secrets([v for v in (tokens.access_token, tokens.refresh_token) if v])
+        register_secrets(token_secrets(tokens))
 
     async def get_client_info(self) -> Any:
         return self.client_info
@@ -99,7 +99,6 @@ class _StoredProvider(OAuthClientProvider):
         await super()._initialize()
         context = self.context
         if context.current_tokens is not None and isinstance(self._store, OAuthStore):
-            register_secrets(self._store.secrets())
             expiry = self._store.token_expiry()
             if expiry is not None:
                 context.token_expiry_time = expiry
@@ -132,8 +131,6 @@ class _StoredProvider(OAuthClientProvider):
     async def _handle_refresh_response(self, response: httpx.Response) -> bool:
         refreshed = await super()._handle_refresh_response(response)
         if refreshed:
-            if isinstance(self._store, OAuthStore):
-                register_secrets(self._store.secrets())
             log.info("MCP OAuth: refreshed the token for %s", redact_url(self.context.server_url))
         return refreshed
 

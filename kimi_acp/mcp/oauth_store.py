@@ -10,8 +10,9 @@ the original (every name we use has a `-` or `://`, so is always changed). A fil
 `{"created_at": ISO, "expires_at": ISO?, "value": {...}, "version": 1}` (keys sorted); an entry
 past its `expires_at` is absent. Files are written atomically with mode 0600, the directory 0700.
 
-This module reads and writes that format itself (stdlib only); the MCP SDK's models are imported
-only by the methods that return them.
+This module reads and writes that format itself (no SDK); the MCP SDK's models are imported only
+by the methods that return them. Tokens read or written are registered for log redaction here, so
+no caller can forget it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 from ..fsutil import atomic_write_text
 from ..share import share_dir
+from .redaction import register_secrets
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +68,13 @@ class OAuthStore:
         from mcp.shared.auth import OAuthToken
 
         value = self._get(TOKENS, "tokens")
-        return _validated(OAuthToken, value, self._path(TOKENS, "tokens"))
+        tokens = _validated(OAuthToken, value, self._path(TOKENS, "tokens"))
+        if tokens is not None:
+            register_secrets(token_secrets(tokens))  # whoever reads them, they never reach a log line
+        return tokens
 
     async def set_tokens(self, tokens: Any) -> None:
+        register_secrets(token_secrets(tokens))
         self._put(TOKENS, "tokens", tokens.model_dump(mode="json"), ttl=TOKEN_TTL_S)
         if tokens.expires_in is not None:  # absolute, so a later process knows when it ran out
             self._put(TOKEN_EXPIRY, "token_expiry", {"expires_at": time.time() + int(tokens.expires_in)}, ttl=TOKEN_TTL_S)
@@ -97,11 +103,6 @@ class OAuthStore:
     def has_tokens(self) -> bool:
         value = self._get(TOKENS, "tokens")
         return bool(value and value.get("access_token"))
-
-    def secrets(self) -> list[str]:
-        """The token values, for log redaction."""
-        value = self._get(TOKENS, "tokens") or {}
-        return [v for k in ("access_token", "refresh_token") if isinstance(v := value.get(k), str) and v]
 
     def clear(self, *, client_info: bool = True) -> bool:
         """Forget the tokens (and the client registration); whether anything was stored."""
@@ -164,6 +165,11 @@ class OAuthStore:
             created = datetime.datetime.now(datetime.timezone.utc).isoformat()
             document = {"collection": collection, "created_at": created, "directory": str(directory), "version": 1}
             _write_private(info, json.dumps(document, sort_keys=True))
+
+
+def token_secrets(tokens: Any) -> list[str]:
+    """The secret values of an `OAuthToken`, for log redaction."""
+    return [v for v in (tokens.access_token, tokens.refresh_token) if v]
 
 
 def _validated(model: Any, value: dict[str, Any] | None, path: Path) -> Any:

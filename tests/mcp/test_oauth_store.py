@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from kimi_acp.mcp.oauth_store import OAuthStore, sanitize
+from kimi_acp.mcp.oauth_store import OAuthStore, sanitize, token_secrets
 
 LINEAR = "https://mcp.linear.app/mcp"
 
@@ -56,7 +56,7 @@ def test_a_kimi_login_is_read(tmp_path: Path) -> None:
     assert (tokens.access_token, tokens.refresh_token, tokens.expires_in) == ("AT-secret", "RT-secret", 3600)
     assert asyncio.run(store.get_client_info()).client_id == "cid-1"
     assert store.token_expiry() == 1796149711.627375
-    assert store.has_tokens() and sorted(store.secrets()) == ["AT-secret", "RT-secret"]
+    assert store.has_tokens() and sorted(token_secrets(tokens)) == ["AT-secret", "RT-secret"]
 
 
 def test_written_files_round_trip_and_are_private(tmp_path: Path) -> None:

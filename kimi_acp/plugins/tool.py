@@ -34,14 +34,16 @@ EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 class PluginTool(SchemaTool):
-    def __init__(self, plugin: PluginSpec, spec: PluginToolSpec, *, timeout_s: float = TIMEOUT_S) -> None:
+    def __init__(
+        self, plugin: PluginSpec, spec: PluginToolSpec, *, host_config: Any = None, timeout_s: float = TIMEOUT_S
+    ) -> None:
         super().__init__(spec.name, spec.description, spec.parameters or EMPTY_SCHEMA, lenient=True)
         self.plugin = plugin
         self.command = spec.command
         self.action = f"plugin:{spec.name}"
         self.title = f"{plugin.name}: {spec.name}"  # what an IDE's tool card shows
         self.timeout_s = timeout_s
-        self.host_config: Any = None  # the session's Config, for `inject` (DeferredPluginTool sets it)
+        self.host_config = host_config  # the session's Config, for `inject`
         self._secrets: list[str] = []  # the injected key: never in a log line, an error or a result
 
     async def run(self, arguments_json: str, ctx: ToolContext) -> ToolReturnValue:
@@ -119,9 +121,7 @@ class DeferredPluginTool(DeferredTool):
         self.host_config = host_config
 
     def create(self) -> PluginTool:  # type: ignore[override]
-        tool = PluginTool(self._plugin, self._spec)
-        tool.host_config = self.host_config
-        return tool
+        return PluginTool(self._plugin, self._spec, host_config=self.host_config)
 
     def __repr__(self) -> str:
         return f"DeferredPluginTool({self.name!r} from {self._plugin.name!r})"

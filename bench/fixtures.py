@@ -68,7 +68,7 @@ class Share:
         return path
 
 
-SCHEMA_INDEX_SNIPPET = "import sys; from kimi_acp.acp.schema_index import write_index; sys.exit(0 if write_index() else 1)"
+SCHEMA_INDEX_SNIPPET = "import sys; from kimi_acp._compat.acp_schema_index import write_index; sys.exit(0 if write_index() else 1)"
 
 
 def prime_schema_index(acp_cmd: Sequence[str], cache_dir: Path) -> bool:

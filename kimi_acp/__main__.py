@@ -1,5 +1,5 @@
 """`python -m kimi_acp` is `kimi`."""
 
-from .cli import main
+from .cli.main import main
 
 main()

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Literal, Union, overload
 
 from .config import Config, LoadedConfig, load_config
-from .core.agent import INTERNAL_SIGNALS, AgentCore
+from .core.agent_core import INTERNAL_SIGNALS, AgentCore
 from .simple_stream import SimpleEvent, SimpleStream, encode_event_line
 from .wire import jsonrpc as rpc
 from .wire.serde import WireDecodeError, from_envelope, to_envelope

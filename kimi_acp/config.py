@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from .share import share_dir
+from .util.share_dir import share_dir
 
 
 # The provider types `llm.create_provider` can build. Only the public ones are ever named to users
@@ -175,11 +175,11 @@ class Config(_Section):
     loop_control: LoopControl = Field(default_factory=LoopControl)
     hooks: list[HookConfig] = []
     services: Services = Field(default_factory=Services)
-    # Skills (kimi_acp/skills.py), Kimi's keys: more skill directories, and whether every existing
+    # Skills (kimi_acp/skills/provider.py), Kimi's keys: more skill directories, and whether every existing
     # brand directory (.kimi, .claude, .codex) is read or only the first.
     extra_skill_dirs: list[str] = []
     merge_all_available_skills: bool = True
-    # The agent file of every root session (kimi_acp/agents.py, kimi_acp/root_core.py); `kimi --wire --agent-file` overrides it.
+    # The agent file of every root session (kimi_acp/agent_file.py, kimi_acp/root_core.py); `kimi --wire --agent-file` overrides it.
     # Not a Kimi Code CLI key (it has only the flag); `~` is expanded, relative paths are from config.toml.
     agent_file: str | None = None
 

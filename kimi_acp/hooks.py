@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config, HookConfig
-from .core.agent import AgentCore
+from .core.agent_core import AgentCore
 from .core.hook_points import ALLOW, HOOK_EVENTS, HookVerdict
 from .kaos.local import command_env, start_shell_command, user_shell
 from .kaos.process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, wait_exit

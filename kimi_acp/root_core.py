@@ -20,14 +20,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .core.agent import AgentCore
+from .core.agent_core import AgentCore
 from .hooks import attach as attach_hooks
-from .skills import provider_for
+from .skills.provider import provider_for
 from .plugins import attach as attach_plugins
 from .subagents import attach as attach_subagents
 
 if TYPE_CHECKING:
-    from .agents import AgentSetup
+    from .agent_file import AgentSetup
     from .config import LoadedConfig
     from .kaos.base import Kaos
     from .sessions import Session
@@ -49,7 +49,7 @@ def load_root_agent(loaded: LoadedConfig, agent_file: str | Path | None = None) 
     each call makes fresh tools, so one result serves one core."""
     if agent_file is None and not loaded.config.agent_file:
         return None
-    from .agents import AgentFileError, load_agent_file, setup
+    from .agent_file import AgentFileError, load_agent_file, setup
 
     try:
         if agent_file is not None:

@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .share import share_dir
-from .fsutil import atomic_write_text, canonical_path
+from .util.share_dir import share_dir
+from .util.fs import atomic_write_text, canonical_path
 from .wire.types import TodoDisplayItem
 
 log = logging.getLogger(__name__)

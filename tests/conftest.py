@@ -40,9 +40,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def schema_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every `kimi acp` the tests start finds the ACP schema index cached, as every start after the
-    first does on a user's machine (kimi_acp/acp/lazy_schema.py); tests/e2e/test_acp_schema_index.py
+    first does on a user's machine (kimi_acp/_compat/acp_lazy_schema.py); tests/e2e/test_acp_schema_index.py
     covers the first start."""
-    from kimi_acp.acp.schema_index import write_index
+    from kimi_acp._compat.acp_schema_index import write_index
 
     directory = tmp_path_factory.mktemp("kimi-cache")
     previous = os.environ.get("KIMI_CACHE_DIR")

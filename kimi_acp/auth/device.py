@@ -13,7 +13,7 @@ import platform
 import socket
 import uuid
 
-from ..share import share_dir
+from ..util.share_dir import share_dir
 
 PLATFORM_NAME = "kimi_cli"  # the client family the service knows; we are a drop-in for it
 

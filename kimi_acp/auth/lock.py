@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from ..file_lock import release, try_lock
+from ..util.file_lock import release, try_lock
 
 LOCK_TIMEOUT = 30.0  # a refresh is one HTTP request with retries; more means a stuck holder
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import OAuthRef
-from ..share import share_dir
+from ..util.share_dir import share_dir
 from .errors import KeyringUnavailable
 from .kimi_code import KEYRING_SERVICE
 
@@ -140,7 +140,7 @@ def load_file(key: str) -> OAuthToken | None:
 
 def save_file(key: str, token: OAuthToken) -> Path:
     """Write atomically (temp file, fsync, rename) with mode 0600 from the first byte."""
-    from ..fsutil import atomic_write_text
+    from ..util.fs import atomic_write_text
 
     ensure_credentials_dir()
     path = credentials_path(key)

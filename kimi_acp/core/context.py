@@ -16,7 +16,7 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
-from ..fsutil import ends_with_newline, iter_json_objects
+from ..util.fs import ends_with_newline, iter_json_objects
 from ..llm.types import Message
 from .messages import estimate_tokens
 

@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..share import share_dir
+from ..util.share_dir import share_dir
 
 if TYPE_CHECKING:
     from ..sessions import Session

@@ -1,6 +1,6 @@
 """The system prompt: who the agent is, where it works, what it can use, and the project's AGENTS.md.
 
-Standard library only. An agent file (`kimi_acp/agents.py`) may replace the whole prompt with its own
+Standard library only. An agent file (`kimi_acp/agent_file.py`) may replace the whole prompt with its own
 template; `PromptInputs` is what either kind of prompt is built from, so the core can rebuild the
 prompt (on /clear and compaction) without knowing which kind the session uses.
 """

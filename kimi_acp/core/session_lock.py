@@ -14,7 +14,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from ..file_lock import release, try_lock
+from ..util.file_lock import release, try_lock
 from .errors import SessionBusy
 
 LOCK_FILE = "turn.lock"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from ..share import mcp_file
+from ..util.share_dir import mcp_file
 
 log = logging.getLogger(__name__)
 

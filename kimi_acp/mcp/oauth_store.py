@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..fsutil import atomic_write_text
-from ..share import share_dir
+from ..util.fs import atomic_write_text
+from ..util.share_dir import share_dir
 from .redaction import register_secrets
 
 log = logging.getLogger(__name__)

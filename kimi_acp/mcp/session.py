@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..core.agent import AgentCore
+from ..core.agent_core import AgentCore
 from .config import McpClientSettings, ResolvedServers
 from .events import wait_for_servers
 from .manager import McpManager

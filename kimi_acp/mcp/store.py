@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..fsutil import atomic_write_text
+from ..util.fs import atomic_write_text
 from .config import McpConfigError
 
 FILE_MODE = 0o600

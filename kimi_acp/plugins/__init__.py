@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .paths import plugins_dir
 
 if TYPE_CHECKING:
-    from ..core.agent import AgentCore
+    from ..core.agent_core import AgentCore
 
 __all__ = ["attach", "plugins_dir"]
 

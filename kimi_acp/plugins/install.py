@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from .. import __version__
-from ..fsutil import atomic_write_text
+from ..util.fs import atomic_write_text
 from .spec import PLUGIN_JSON, PluginError, PluginSpec, parse_plugin_json, plugins_dir
 
 HOST = "kimi-acp"

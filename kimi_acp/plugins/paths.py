@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..share import share_dir
+from ..util.share_dir import share_dir
 
 
 def plugins_dir() -> Path:

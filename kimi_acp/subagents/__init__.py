@@ -1,4 +1,4 @@
-"""Subagents: the Agent tool's child agents (kimi_acp/tools/agent.py asks, this package runs them).
+"""Subagents: the Agent tool's child agents (kimi_acp/tools/subagent.py asks, this package runs them).
 
 A front end calls `attach(core, spec)` on a root session's core: the Agent tool is then offered,
 listing the session's subagent types (the agent file's `subagents`, or Kimi's coder / explore /
@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from .kinds import SubagentKind, kinds_for
 
 if TYPE_CHECKING:
-    from ..agents import AgentSpec
-    from ..core.agent import AgentCore
-    from ..tools.agent import AgentParams, SubagentTypeInfo
+    from ..agent_file import AgentSpec
+    from ..core.agent_core import AgentCore
+    from ..tools.subagent import AgentParams, SubagentTypeInfo
     from ..tools.base import ToolContext
     from ..wire.types import ToolReturnValue
     from .runner import SubagentRunner

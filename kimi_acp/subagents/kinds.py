@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..tools.agent import SubagentTypeInfo
+from ..tools.subagent import SubagentTypeInfo
 
 if TYPE_CHECKING:
-    from ..agents import AgentSpec
+    from ..agent_file import AgentSpec
 
 READ_ONLY = ("ReadFile", "ReadMediaFile", "Glob", "Grep", "SearchWeb", "FetchURL")
 CALLER_NOTE = (
@@ -39,7 +39,7 @@ class SubagentKind:
     def spec(self) -> AgentSpec:
         if self.file_spec is not None:
             return self.file_spec  # type: ignore[no-any-return]
-        from ..agents import AgentSpec
+        from ..agent_file import AgentSpec
 
         return AgentSpec(name=self.name, tools=self.tools, system_prompt_args={"ROLE_ADDITIONAL": self.role})
 

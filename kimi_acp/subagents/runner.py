@@ -17,15 +17,15 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..agents import setup
-from ..core.agent import AgentCore
+from ..agent_file import setup
+from ..core.agent_core import AgentCore
 from ..core.errors import AgentError
 from ..core.hook_points import ALLOW, HookRunner, HookVerdict
 from ..core.turn import INTERNAL_SIGNALS
 from ..llm.errors import APIStatusError, ChatProviderError
 from ..plugins import attach as attach_plugins
 from ..sessions import child_session
-from ..tools.agent import AgentParams
+from ..tools.subagent import AgentParams
 from ..tools.base import ToolContext, tool_error, tool_ok
 from ..tools.tasks import task_display
 from ..wire.file import MessageMerger

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..fsutil import atomic_write_text
+from ..util.fs import atomic_write_text
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 # The default tool set, in the order the model sees it (the reference agent's order):
 # name, module in this package, class.
 BUILTIN_TOOLS: tuple[tuple[str, str, str], ...] = (
-    ("Agent", "agent", "Agent"),
+    ("Agent", "subagent", "Agent"),
     ("AskUserQuestion", "question", "AskUserQuestion"),
     ("SetTodoList", "todo", "SetTodoList"),
     ("Shell", "shell", "Shell"),

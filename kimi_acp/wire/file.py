@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..fsutil import ends_with_newline, iter_json_objects
+from ..util.fs import ends_with_newline, iter_json_objects
 from .serde import WireDecodeError, from_envelope, to_envelope
 from .types import (
     WIRE_PROTOCOL_LEGACY_VERSION,

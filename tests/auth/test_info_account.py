@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.info import print_info
+from kimi_acp.cli.info import print_info
 from tests.auth.conftest import account_config, write_credentials
 
 ACCESS = "at-info-secret-11223344"

@@ -1,4 +1,4 @@
-"""The ACP schema index across starts of `kimi acp` (kimi_acp/acp/lazy_schema.py): the first start
+"""The ACP schema index across starts of `kimi acp` (kimi_acp/_compat/acp_lazy_schema.py): the first start
 imports the SDK as usual and caches the index after its first session; the next starts create the
 SDK's models from it; a torn index is ignored and written again."""
 
@@ -8,7 +8,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from kimi_acp.acp import lazy_schema
+from kimi_acp._compat import acp_lazy_schema as lazy_schema
 
 from tests.e2e.acp_fixtures import write_config
 from tests.support.wire_client import WireProcess

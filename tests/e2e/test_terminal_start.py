@@ -32,7 +32,7 @@ def _read_until(fd: int, needle: bytes, timeout: float) -> bytes:
 
 
 # `kimi-acp` as its console script runs it (no need for the script to be installed).
-KIMI_ACP = ["-c", "import sys; sys.argv[0] = 'kimi-acp'; from kimi_acp.cli import acp_main; acp_main()"]
+KIMI_ACP = ["-c", "import sys; sys.argv[0] = 'kimi-acp'; from kimi_acp.cli.main import acp_main; acp_main()"]
 
 
 def run_on_a_terminal(*args: str, timeout: float = 15) -> tuple[int, bytes, bytes]:

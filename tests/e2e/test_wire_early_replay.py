@@ -1,5 +1,5 @@
 """`replay` right after `initialize`, served from the session file before the session is loaded
-(`kimi_acp/wire/early_replay.py`): the same lines as the loaded server's replay, and the server
+(`kimi_acp/frontends/wire/early_replay.py`): the same lines as the loaded server's replay, and the server
 works normally afterwards."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from kimi_acp.sessions import work_dir_key
-from kimi_acp.wire.early_replay import replay_output
+from kimi_acp.frontends.wire.early_replay import replay_output
 from tests.support.wire_client import event_types, text_of, tool_call
 
 INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}

@@ -8,7 +8,7 @@ import sys
 
 from click.testing import CliRunner
 
-from kimi_acp.mcp.cli import build_mcp_group
+from kimi_acp.cli.mcp import build_mcp_group
 from kimi_acp.mcp.config import default_mcp_file
 
 from .helpers import SERVER

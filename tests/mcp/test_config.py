@@ -287,7 +287,7 @@ def test_the_start_up_check_of_mcp_json_agrees_with_reading_it(
 ) -> None:
     """Sessions skip the MCP layer when `mcp_file_may_list_servers()` is False: only when reading
     the file would give no server and nothing to report."""
-    from kimi_acp.share import mcp_file_may_list_servers
+    from kimi_acp.util.share_dir import mcp_file_may_list_servers
 
     monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path))
     if content is not None:

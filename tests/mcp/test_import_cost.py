@@ -65,6 +65,6 @@ async def test_servers_without_mcp_sessions_never_import_the_sdk(tmp_path, share
     wire_imports = await wire.stderr_text()
 
     for imports in (acp_imports, wire_imports):
-        assert "kimi_acp.core.agent" in imports  # the log is real
+        assert "kimi_acp.core.agent_core" in imports  # the log is real
         assert not IMPORTED_SDK.search(imports), IMPORTED_SDK.search(imports)
         assert "kimi_acp.mcp." not in imports  # not even our own MCP layer: no servers, no mcp.json

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kimi_acp.acp.kaos import WINDOWED_READ_BYTES, AcpKaos, ClientCapabilities
+from kimi_acp.frontends.acp.kaos import WINDOWED_READ_BYTES, AcpKaos, ClientCapabilities
 from kimi_acp.kaos.base import BinaryFileError, TextWindow
 from kimi_acp.tools.base import ToolContext
 from kimi_acp.tools.read import ReadFile

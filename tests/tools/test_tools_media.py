@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.acp.convert import result_content, tool_kind
+from kimi_acp.frontends.acp.convert import result_content, tool_kind
 from kimi_acp.core.toolset import Toolset
 from kimi_acp.tools import media
 from kimi_acp.tools.media import ReadMediaFile

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from kimi_acp.acp.convert import approval_actions, result_content, runs_unasked
+from kimi_acp.frontends.acp.convert import approval_actions, result_content, runs_unasked
 from kimi_acp.wire.types import BackgroundTaskDisplayBlock, BriefDisplayBlock, ToolReturnValue
 
 
@@ -73,7 +73,7 @@ def test_an_error_shows_the_error_not_a_state():
 def test_a_taskstop_permission_request_names_the_task():
     from pathlib import Path
 
-    from kimi_acp.acp.updates import UpdateMapper
+    from kimi_acp.frontends.acp.updates import UpdateMapper
     from kimi_acp.wire.types import ApprovalRequest, FunctionBody, ToolCall
 
     mapper = UpdateMapper(Path("/project"))

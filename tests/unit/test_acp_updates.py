@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from kimi_acp.acp import convert
-from kimi_acp.acp.convert import RUNS_WITHOUT_APPROVAL, UI_TEXT_MAX, code_content, result_content
-from kimi_acp.acp.updates import UpdateMapper
+from kimi_acp.frontends.acp import convert
+from kimi_acp.frontends.acp.convert import RUNS_WITHOUT_APPROVAL, UI_TEXT_MAX, code_content, result_content
+from kimi_acp.frontends.acp.updates import UpdateMapper
 from kimi_acp.tools import builtin_tools
 from kimi_acp.wire.types import (
     ApprovalRequest,

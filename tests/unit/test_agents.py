@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.agents import AgentFileError, load_agent_file, setup, tool_name
+from kimi_acp.agent_file import AgentFileError, load_agent_file, setup, tool_name
 from kimi_acp.core.prompt import PromptInputs, SkillSummary
 from kimi_acp.tools import builtin_tools
 

@@ -1,4 +1,4 @@
-"""Each annotation text evaluated once per module (kimi_acp/annotation_memo.py): models created
+"""Each annotation text evaluated once per module (kimi_acp/_compat/pydantic_annotation_memo.py): models created
 inside the block are the same as outside, a name shadowed by a class's own namespace still wins,
 and pydantic gets its own function back afterwards."""
 
@@ -10,7 +10,7 @@ import types
 from pydantic import BaseModel
 from pydantic._internal import _typing_extra
 
-from kimi_acp.annotation_memo import remembered_annotations
+from kimi_acp._compat.pydantic_annotation_memo import remembered_annotations
 
 SOURCE = textwrap.dedent(
     '''

@@ -1,4 +1,4 @@
-"""asyncio imported without `ssl` (kimi_acp/asyncio_import.py): nothing loads OpenSSL at start-up,
+"""asyncio imported without `ssl` (kimi_acp/_compat/asyncio_without_ssl.py): nothing loads OpenSSL at start-up,
 and the first `import ssl` gives asyncio its module back, so TLS over asyncio works as usual.
 Each case runs in a fresh interpreter (the import happens once per process)."""
 
@@ -22,7 +22,7 @@ def test_asyncio_comes_without_ssl_and_gets_it_on_first_import():
     out = run(
         """
         import json, sys
-        from kimi_acp.asyncio_import import import_asyncio_without_ssl
+        from kimi_acp._compat.asyncio_without_ssl import import_asyncio_without_ssl
         import_asyncio_without_ssl()
         import asyncio.sslproto
         before = {"ssl_loaded": "ssl" in sys.modules, "sslproto_ssl": asyncio.sslproto.ssl is None}
@@ -55,7 +55,7 @@ def test_tls_over_asyncio_after_the_deferred_import(tmp_path):
     out = run(
         """
         import json, sys
-        from kimi_acp.asyncio_import import import_asyncio_without_ssl
+        from kimi_acp._compat.asyncio_without_ssl import import_asyncio_without_ssl
         asyncio = import_asyncio_without_ssl()
         assert "ssl" not in sys.modules
         import ssl
@@ -97,7 +97,7 @@ def test_ssl_is_hidden_only_from_the_thread_importing_asyncio():
     out = run(
         """
         import json, sys, threading
-        from kimi_acp.asyncio_import import _SslFinder
+        from kimi_acp._compat.asyncio_without_ssl import _SslFinder
 
         other = threading.Thread(target=lambda: None)
         other.start(); other.join()

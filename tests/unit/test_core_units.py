@@ -545,7 +545,7 @@ def test_tool_result_message_shapes() -> None:
 
 def _core(tmp_path: Path, config_text: str, session: Any = None) -> Any:
     from kimi_acp.config import load_config
-    from kimi_acp.core.agent import AgentCore
+    from kimi_acp.core.agent_core import AgentCore
     from kimi_acp.kaos.local import LocalKaos
 
     loaded = load_config(config_text=config_text)

@@ -1,4 +1,4 @@
-"""The start-up preload (kimi_acp/early.py): it runs in its own thread, hands back its result or
+"""The start-up preload (kimi_acp/startup/early.py): it runs in its own thread, hands back its result or
 error, and stops at its next import while the main thread computes an early answer."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp import early
+from kimi_acp.startup import early
 
 
 @pytest.fixture()

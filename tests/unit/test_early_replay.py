@@ -1,4 +1,4 @@
-"""The early Wire `replay` (kimi_acp/wire/early_replay.py): what it serves from the session file
+"""The early Wire `replay` (kimi_acp/frontends/wire/early_replay.py): what it serves from the session file
 and every case it leaves to the loaded server."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.fsutil import canonical_path
-from kimi_acp.wire import early_replay
-from kimi_acp.wire.early_replay import EVENT_NAMES, LEGACY_NAMES, REQUEST_NAMES, answer, replay_output, session_wire_file
+from kimi_acp.util.fs import canonical_path
+from kimi_acp.frontends.wire import early_replay
+from kimi_acp.frontends.wire.early_replay import EVENT_NAMES, LEGACY_NAMES, REQUEST_NAMES, answer, replay_output, session_wire_file
 from kimi_acp.wire.types import EVENT_TYPES, LEGACY_TYPE_NAMES, REQUEST_TYPES
 
 META = json.dumps({"type": "metadata", "protocol_version": "1.10"})
@@ -69,11 +69,13 @@ def test_early_replay_imports_stay_light():
     import subprocess
     import sys
 
-    probe = "import sys; before = set(sys.modules); import kimi_acp.wire.early_replay; print(sorted(set(sys.modules) - before))"
+    probe = "import sys; before = set(sys.modules); import kimi_acp.frontends.wire.early_replay; print(sorted(set(sys.modules) - before))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     loaded = set(json.loads(done.stdout.replace("'", '"')))
-    assert not {m for m in loaded if m.startswith("kimi_acp.")} - {"kimi_acp", "kimi_acp.wire", "kimi_acp.wire.early_replay", "kimi_acp.wire.protocol", "kimi_acp.share"}
+    allowed = {"kimi_acp.frontends.wire.early_replay", "kimi_acp.wire.protocol", "kimi_acp.util.share_dir"}
+    packages = {m.rsplit(".", i)[0] for m in allowed for i in range(1, m.count(".") + 1)}  # their (empty) parents
+    assert not {m for m in loaded if m.startswith("kimi_acp.")} - allowed - packages
     assert not loaded & {"tempfile", "shutil", "logging", "pydantic", "asyncio"}
 
 

@@ -1,11 +1,11 @@
-"""D2 flow skills (kimi_acp/flow_d2.py): the subset Kimi Code CLI reads, and what it refuses."""
+"""D2 flow skills (kimi_acp/skills/flow_d2.py): the subset Kimi Code CLI reads, and what it refuses."""
 
 from __future__ import annotations
 
 import pytest
 
-from kimi_acp.flow_d2 import parse_d2
-from kimi_acp.flows import FlowError
+from kimi_acp.skills.flow_d2 import parse_d2
+from kimi_acp.skills.flows import FlowError
 
 CHART = r"""
 # a release flow

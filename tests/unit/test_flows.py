@@ -9,7 +9,7 @@ import pytest
 
 from kimi_acp.core.slash_commands import NestedTurn
 from kimi_acp.core.turn import TurnResult
-from kimi_acp.flows import FlowError, flow_from_skill, parse_choice, parse_mermaid, run_flow
+from kimi_acp.skills.flows import FlowError, flow_from_skill, parse_choice, parse_mermaid, run_flow
 
 CHART = """\
 flowchart TD

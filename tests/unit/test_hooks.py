@@ -18,7 +18,7 @@ from kimi_acp.core.toolset import Toolset
 from kimi_acp.hooks import HookEngine, decide
 from kimi_acp.tools import builtin_tools
 from kimi_acp.wire.types import FunctionBody, HookRequest, HookResolved, HookResponse, HookTriggered, ToolCall
-from kimi_acp.wire_main import _config_may_have_hooks
+from kimi_acp.frontends.wire.main import _config_may_have_hooks
 from tests.support.processes import live_pids, process_alive, sleep_marker, wait_until
 
 

@@ -1,4 +1,4 @@
-"""The lazy module machinery of kimi_acp/acp/lazy_schema.py on a small schema of our own: the
+"""The lazy module machinery of kimi_acp/_compat/acp_lazy_schema.py on a small schema of our own: the
 paths today's SDK does not take (a model with a default instance created after the import,
 models that mention each other, a validator naming a model), checked against the same source
 imported plainly."""
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.acp import lazy_schema
-from kimi_acp.acp.schema_index import build_index
+from kimi_acp._compat import acp_lazy_schema as lazy_schema
+from kimi_acp._compat.acp_schema_index import build_index
 
 SOURCE = textwrap.dedent(
     '''

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kimi_acp.config import ConfigError, load_config, resolve_model
-from kimi_acp.login import (
+from kimi_acp.cli.login import (
     ACCOUNT,
     KINDS,
     Answers,

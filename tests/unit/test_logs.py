@@ -1,4 +1,4 @@
-"""The log file rotates as logging.handlers.RotatingFileHandler would (kimi_acp/logs.py)."""
+"""The log file rotates as logging.handlers.RotatingFileHandler would (kimi_acp/startup/logs.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import logging
 import subprocess
 import sys
 
-from kimi_acp.logs import RotatingLogFile
+from kimi_acp.startup.logs import RotatingLogFile
 
 
 def _logger(handler: logging.Handler) -> logging.Logger:
@@ -46,7 +46,7 @@ def test_records_append_to_an_existing_file_and_one_larger_than_the_limit_is_kep
 
 def test_setting_up_the_log_does_not_import_logging_handlers(tmp_path):
     probe = (
-        "import sys; from kimi_acp.logs import setup_logging; setup_logging('acp'); "
+        "import sys; from kimi_acp.startup.logs import setup_logging; setup_logging('acp'); "
         "print('logging.handlers' in sys.modules)"
     )
     done = subprocess.run(

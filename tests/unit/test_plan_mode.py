@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kimi_acp import sessions
-from kimi_acp.acp.updates import UpdateMapper
+from kimi_acp.frontends.acp.updates import UpdateMapper
 from kimi_acp.core import plan_file
 from kimi_acp.core.toolset import Toolset
 from kimi_acp.kaos.local import LocalKaos

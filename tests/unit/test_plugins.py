@@ -17,7 +17,7 @@ import pytest
 
 from kimi_acp import sessions
 from kimi_acp.config import load_config
-from kimi_acp.core.agent import AgentCore
+from kimi_acp.core.agent_core import AgentCore
 from kimi_acp.kaos.local import LocalKaos
 from kimi_acp.plugins import attach, plugins_dir
 from kimi_acp.plugins.install import inject_config, install, remove
@@ -165,7 +165,7 @@ def test_no_plugins_directory_costs_nothing(tmp_path: Path) -> None:
         "import sys; from pathlib import Path\n"
         "from kimi_acp import sessions\n"
         "from kimi_acp.config import load_config\n"
-        "from kimi_acp.core.agent import AgentCore\n"
+        "from kimi_acp.core.agent_core import AgentCore\n"
         "from kimi_acp.kaos.local import LocalKaos\n"
         "from kimi_acp.plugins import attach\n"
         f"work = Path({str(tmp_path / 'project')!r}); work.mkdir()\n"

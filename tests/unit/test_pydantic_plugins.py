@@ -1,4 +1,4 @@
-"""pydantic's plugin discovery through kimi_acp/pydantic_plugins.py: no plugins found without
+"""pydantic's plugin discovery through kimi_acp/_compat/pydantic_plugin_loader.py: no plugins found without
 importlib.metadata, and a real plugin still found (handed over to pydantic's own loader)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import textwrap
 import zipfile
 from pathlib import Path
 
-from kimi_acp.pydantic_plugins import _may_have_plugins
+from kimi_acp._compat.pydantic_plugin_loader import _may_have_plugins
 
 
 def _dist(root: Path, name: str, entry_points: str | None) -> Path:
@@ -49,7 +49,7 @@ def test_paths_read_only_by_importlib_metadata_hand_over(tmp_path):
 
 NO_PLUGINS = """
 import sys
-from kimi_acp import pydantic_plugins
+from kimi_acp._compat import pydantic_plugin_loader as pydantic_plugins
 assert pydantic_plugins.install()
 from pydantic import BaseModel
 class Model(BaseModel):
@@ -79,7 +79,7 @@ plugin = _Plugin()
 
 WITH_PLUGIN = """
 import sys
-from kimi_acp import pydantic_plugins
+from kimi_acp._compat import pydantic_plugin_loader as pydantic_plugins
 assert pydantic_plugins.install()
 from pydantic import BaseModel
 class Model(BaseModel):
@@ -101,7 +101,7 @@ def test_an_installed_plugin_is_found_by_pydantics_own_loader(tmp_path):
 
 
 def test_the_distributions_are_scanned_once(monkeypatch):
-    from kimi_acp import pydantic_plugins
+    from kimi_acp._compat import pydantic_plugin_loader as pydantic_plugins
 
     scans: list[int] = []
     monkeypatch.setattr(pydantic_plugins, "_none_found", None)
@@ -113,7 +113,7 @@ def test_the_distributions_are_scanned_once(monkeypatch):
 
 OTHER_NAME = """
 import sys
-from kimi_acp import pydantic_plugins
+from kimi_acp._compat import pydantic_plugin_loader as pydantic_plugins
 assert pydantic_plugins.install()
 from pydantic.plugin._loader import PYDANTIC_ENTRY_POINT_GROUP  # what a newer pydantic might import too
 print(PYDANTIC_ENTRY_POINT_GROUP, getattr(sys.modules[pydantic_plugins.LOADER], "__kimi_stand_in__", False))

@@ -1,4 +1,4 @@
-"""The ACP SDK imported with deferred model builds (kimi_acp/acp/sdk_import.py) behaves exactly as
+"""The ACP SDK imported with deferred model builds (kimi_acp/_compat/acp_sdk_import.py) behaves exactly as
 the SDK imported plainly: same defaults, same validation and dumps; and nothing is built eagerly.
 Each side runs in a fresh interpreter (the import happens once per process)."""
 
@@ -13,15 +13,15 @@ from pathlib import Path
 PROBE = r"""
 import json, sys
 if sys.argv[1] == "lazy":
-    from kimi_acp.acp.schema_index import write_index
+    from kimi_acp._compat.acp_schema_index import write_index
     assert write_index() is not None
 if sys.argv[1] in ("deferred", "lazy"):
-    from kimi_acp.acp.sdk_import import import_sdk
+    from kimi_acp._compat.acp_sdk_import import import_sdk
     import_sdk()
 else:
     import acp, acp.core
 import acp.schema as s
-from kimi_acp.acp import lazy_schema
+from kimi_acp._compat import acp_lazy_schema as lazy_schema
 assert lazy_schema.is_lazy() == (sys.argv[1] == "lazy")
 import pydantic
 from pydantic import BaseModel, RootModel

@@ -13,7 +13,7 @@ import pytest
 
 from kimi_acp import sessions
 from kimi_acp.config import load_config
-from kimi_acp.core.agent import AgentCore
+from kimi_acp.core.agent_core import AgentCore
 from kimi_acp.core.context import Context
 from kimi_acp.core.errors import LLMNotSet, SessionBusy
 from kimi_acp.core.session_lock import LOCK_FILE, TurnLock

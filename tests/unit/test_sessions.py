@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp import fsutil, sessions
+from kimi_acp.util import fs as fsutil
+from kimi_acp import sessions
 from kimi_acp.sessions import SessionSelectionError
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.skills import SkillError, SkillProvider, SkillSources, parse_skill, split_front_matter
+from kimi_acp.skills.provider import SkillError, SkillProvider, SkillSources, parse_skill, split_front_matter
 
 
 def write_skill(root: Path, directory: str, text: str) -> Path:
@@ -159,7 +159,7 @@ def test_flow_skills_get_both_commands(home: Path, work_dir: Path) -> None:
 
 
 def test_the_early_wire_answer_lists_the_skills_or_waits(tmp_path: Path, work_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kimi_acp import wire_main
+    from kimi_acp.frontends.wire import main as wire_main
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     message = {"jsonrpc": "2.0", "id": "1", "method": "initialize", "params": {"protocol_version": "1.10"}}
@@ -186,7 +186,7 @@ def test_plain_front_matter_reads_what_pyyaml_reads() -> None:
 
     import yaml
 
-    from kimi_acp.skills import _plain_front_matter
+    from kimi_acp.skills.provider import _plain_front_matter
 
     assert _plain_front_matter("name: review\ndescription: Review the code, carefully\n") == {
         "name": "review",

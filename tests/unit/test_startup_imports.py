@@ -8,9 +8,9 @@ import sys
 
 PROBE = """
 import sys
-from kimi_acp.acp import server
+from kimi_acp.frontends.acp import server
 from kimi_acp.tools import builtin_tools
-from kimi_acp.early import warm_up_core
+from kimi_acp.startup.early import warm_up_core
 builtin_tools()
 warm_up_core()  # the tool schemas too
 print(sorted(m for m in sys.modules if m == "httpx" or m.startswith(("httpx.", "httpcore"))))
@@ -25,7 +25,7 @@ def test_building_the_tools_imports_no_http_stack():
 
 SESSION_PROBE = """
 import asyncio, os, sys
-from kimi_acp.acp.entry import _load_server_stack
+from kimi_acp.frontends.acp.entry import _load_server_stack
 server = _load_server_stack()  # what `kimi acp` imports before it serves
 
 class Transport:
@@ -43,8 +43,8 @@ print(" ".join(sorted(sys.modules)))
 # Modules the first `session/new` of `kimi acp` does without (issue #13): the tools other than the
 # ones a session's set-up touches (created when the model's tool list is first built), and what
 # pydantic loads only on demand: `pydantic.networks` (acp.schema's AnyUrl, created lazily), and
-# `importlib.metadata` (pydantic's plugin discovery, kimi_acp/pydantic_plugins.py), and the
-# standard library's `logging.handlers` (kimi_acp/logs.py rotates the log itself).
+# `importlib.metadata` (pydantic's plugin discovery, kimi_acp/_compat/pydantic_plugin_loader.py), and the
+# standard library's `logging.handlers` (kimi_acp/startup/logs.py rotates the log itself).
 NOT_BEFORE_THE_FIRST_SESSION = (
     "kimi_acp.tools.shell",
     "kimi_acp.tools.read",
@@ -77,5 +77,5 @@ def test_the_first_acp_session_loads_no_tool_module_nor_on_demand_pydantic(tmp_p
     )
     assert done.returncode == 0, done.stderr
     loaded = set(done.stdout.split())
-    assert "acp.schema" in loaded and "kimi_acp.acp.server" in loaded  # the probe did what a server does
+    assert "acp.schema" in loaded and "kimi_acp.frontends.acp.server" in loaded  # the probe did what a server does
     assert sorted(loaded.intersection(NOT_BEFORE_THE_FIRST_SESSION)) == []

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import streamingjson
 
-from kimi_acp.acp.arguments import WATCH_LIMIT, StreamingArguments
-from kimi_acp.acp.updates import UpdateMapper
+from kimi_acp.frontends.acp.arguments import WATCH_LIMIT, StreamingArguments
+from kimi_acp.frontends.acp.updates import UpdateMapper
 from kimi_acp.wire.types import FunctionBody, ToolCall, ToolCallPart
 
 CWD = Path("/work/project")

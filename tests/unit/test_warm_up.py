@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from kimi_acp import early
+from kimi_acp.startup import early
 
 
 async def test_the_steps_run_on_the_loop_after_the_delay(monkeypatch: pytest.MonkeyPatch):

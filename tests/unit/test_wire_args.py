@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from kimi_acp import cli, wire_main
+from kimi_acp.cli import main as cli
+from kimi_acp.frontends.wire import main as wire_main
 
 SAME = [
     ["--wire"],

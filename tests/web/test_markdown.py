@@ -3,7 +3,7 @@
 The replies come from a loopback OpenAI-compatible server (tests/fakes/openai_server.py) that
 streams them in the chunks given, through the `openai_legacy` provider of a real `kimi web`: the
 `_scripted_echo` DSL has one line per text part, so it cannot send the newlines Markdown needs.
-The renderer itself (`window.kimiMarkdown`, kimi_acp/web/static/markdown.js) is also checked
+The renderer itself (`window.kimiMarkdown`, kimi_acp/frontends/web/static/markdown.js) is also checked
 table-driven on the page.
 """
 

@@ -139,7 +139,7 @@ def test_cancel_steer_plan_mode_model_and_bad_input(start_web: StartWeb) -> None
 def test_without_the_web_extra_kimi_web_says_what_to_install() -> None:
     code = (
         "import sys; sys.modules['starlette'] = None; sys.argv = ['kimi', 'web']\n"
-        "from kimi_acp.cli import main; main()"
+        "from kimi_acp.cli.main import main; main()"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert done.returncode == 1

@@ -1,0 +1,95 @@
+"""`kimi info` and `kimi sessions`: what is configured and what is stored, without secrets."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def print_info(config_file: str | None, as_json: bool) -> int:
+    from .. import __version__
+    from ..config import ConfigError, load_config, resolve_model, share_dir
+
+    try:
+        loaded = load_config(config_file)
+    except ConfigError as exc:
+        print(f"kimi: error: {exc}", file=sys.stderr)
+        return 2
+    config = loaded.config
+    info: dict[str, Any] = {
+        "version": __version__,
+        "python": sys.version.split()[0],
+        "share_dir": str(share_dir()),
+        "config_file": str(loaded.path) if loaded.path else None,
+        "default_model": config.default_model or None,
+        "models": {},
+        "providers": {},
+    }
+    # Shown as they will be used: with the KIMI_* / OPENAI_* environment overrides applied.
+    for alias in config.models:
+        resolved = resolve_model(config, alias)
+        assert resolved is not None
+        info["models"][alias] = {
+            "provider": resolved.provider_name,
+            "model": resolved.model.model,
+            "max_context_size": resolved.model.max_context_size,
+            "capabilities": sorted(resolved.capabilities),
+        }
+        info["providers"][resolved.provider_name] = _provider_info(resolved.provider)
+    for name, provider in config.providers.items():
+        info["providers"].setdefault(name, _provider_info(provider))
+    from ..plugins.spec import installed_plugins
+
+    info["plugins"] = {p.name: {"version": p.version, "tools": [t.name for t in p.tools]} for p in installed_plugins()}
+    if as_json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"kimi-acp {info['version']} (Python {info['python']})")
+    print(f"share dir:     {info['share_dir']}")
+    print(f"config file:   {info['config_file'] or '(from --config)'}")
+    print(f"default model: {info['default_model'] or '(none: run `kimi login`)'}")
+    print("models:" if info["models"] else "models:        (none)")
+    for alias, m in info["models"].items():
+        caps = f" [{', '.join(m['capabilities'])}]" if m["capabilities"] else ""
+        print(f"  {alias}: {m['model']} via {m['provider']}, context {m['max_context_size']}{caps}")
+    print("providers:" if info["providers"] else "providers:     (none)")
+    for name, p in info["providers"].items():
+        login = f", {p['login']}" if p.get("login") else ""
+        print(f"  {name}: type {p['type']}, base_url {p['base_url'] or '-'}, api key {p['api_key']}{login}")
+    print("plugins:" if info["plugins"] else "plugins:       (none)")
+    for name, plugin in info["plugins"].items():
+        print(f"  {name} {plugin['version']}: {', '.join(plugin['tools']) or 'no tools'}")
+    return 0
+
+
+def _provider_info(provider: Any) -> dict[str, Any]:
+    info = {
+        "type": provider.type,
+        "base_url": provider.base_url or None,
+        "api_key": "set" if provider.api_key.get_secret_value() else "not set",
+    }
+    if provider.oauth is not None:  # a Kimi account: its state in words, never a token
+        from ..auth.account import login_status
+
+        info["login"] = login_status(provider.oauth).detail
+    return info
+
+
+def print_sessions(work_dir: str, as_json: bool) -> int:
+    from .. import sessions
+    from ..util.fs import canonical_path
+
+    found = sessions.list_sessions(work_dir)
+    rows = [
+        {"id": s.id, "title": s.title(), "updated_at": sessions.iso_time(s.updated_at())} for s in found
+    ]
+    if as_json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print(f"No sessions for {canonical_path(work_dir)}")
+        return 0
+    for row in rows:
+        print(f"{row['id']}  {row['updated_at']}  {row['title']}")
+    return 0

@@ -1,0 +1,190 @@
+"""The `kimi` command: `kimi acp`, `kimi --wire`, `kimi web`, `kimi login`, `kimi info`, `kimi sessions`.
+
+`kimi acp` is what IDEs start, so it bypasses click entirely (click alone costs ~40 ms of import
+time an IDE user would wait for). Everything else goes through the click group below.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+
+LOGIN_ARGS = (["login"], ["--login"])
+
+# `kimi acp --help` and `kimi-acp --help`: what the server is, and how to give it a model first.
+# An IDE's terminal auth runs the configured command with `login` appended (see acp/handshake.py).
+ACP_HELP = (
+    "Serve the Agent Client Protocol on stdin/stdout, for Zed, JetBrains and other ACP clients. "
+    "Your editor starts it (see docs/acp.md); started on a terminal it just waits for JSON-RPC "
+    "messages (Ctrl-D quits).",
+    "First give it a model: run `kimi login` (the same as `kimi acp login`, which is what an IDE's "
+    "\"log in\" button runs in a terminal) to sign in with your Kimi account, or to choose a provider, "
+    "enter an API key and pick a model. Or set KIMI_API_KEY in the agent's environment.",
+    "`kimi-acp` is the same server, for IDEs that take a command without arguments; "
+    "`kimi-acp login` logs in.",
+)
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv == ["acp"]:
+        _serve_acp()
+    if argv[:1] == ["acp"] and argv[1:] in LOGIN_ARGS:
+        _login()  # an IDE's terminal auth re-runs `kimi acp` with the method's args appended
+    if "--wire" in argv:
+        from ..frontends.wire.main import parse_fast, run_wire
+
+        options = parse_fast(argv)
+        if options is not None:
+            sys.exit(run_wire(**options))
+    _click_main()
+
+
+def acp_main() -> None:
+    """Entry point of `kimi-acp` (the same server as `kimi acp`)."""
+    if sys.argv[1:] in LOGIN_ARGS:
+        _login()
+    if sys.argv[1:] in (["-h"], ["--help"]):
+        import textwrap
+
+        paragraphs = (textwrap.fill(p, 78, initial_indent="  ", subsequent_indent="  ") for p in ACP_HELP)
+        print("Usage: kimi-acp [login]\n\n" + "\n\n".join(paragraphs))
+        sys.exit(0)
+    _serve_acp()
+
+
+def _serve_acp() -> NoReturn:
+    from ..frontends.acp.entry import run
+
+    sys.exit(run())
+
+
+def _login() -> NoReturn:
+    from .login import run_login
+
+    sys.exit(run_login())
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """A one-line error on stderr and an exit code; never a traceback."""
+    print(f"kimi: error: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
+def _click_main() -> None:
+    import click
+
+    from .. import __version__
+
+    @click.group(
+        invoke_without_command=True,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        help="A coding agent for IDEs (ACP) and programs (Wire), compatible with Kimi Code CLI.",
+    )
+    @click.version_option(__version__, "-V", "--version", prog_name="kimi-acp")
+    @click.option("--wire", is_flag=True, help="Serve the Wire protocol (JSON-RPC 2.0, v1.10) on stdio.")
+    @click.option("-w", "--work-dir", type=click.Path(file_okay=False), help="Working directory (default: cwd).")
+    @click.option("-S", "-r", "--session", "--resume", "session_id", help="Resume (or create) this session id.")
+    @click.option("-C", "--continue", "continue_last", is_flag=True, help="Continue the last session of the work dir.")
+    @click.option("--config-file", type=click.Path(dir_okay=False), help="Config file (TOML, or JSON by suffix).")
+    @click.option("--config", "config_text", help="Config as a JSON or TOML string (overrides the file).")
+    @click.option("-m", "--model", help="Model alias from [models] (default: default_model).")
+    @click.option("--thinking/--no-thinking", default=None, help="Turn the model's thinking on or off.")
+    @click.option("-y", "--yolo", "--yes", "--auto-approve", "yolo", is_flag=True, help="Approve every action.")
+    @click.option("--max-steps-per-turn", type=click.IntRange(min=1), help="Stop a turn after this many steps.")
+    @click.option(
+        "--mcp-config-file", "mcp_config_files", multiple=True, type=click.Path(dir_okay=False),
+        help="MCP servers from this JSON file ({\"mcpServers\": {...}}, as mcp.json); repeatable.",
+    )  # fmt: skip
+    @click.option(
+        "--mcp-config", "mcp_configs", multiple=True,
+        help="MCP servers as a JSON string (the mcp.json format); repeatable.",
+    )  # fmt: skip
+    @click.option("--plan", is_flag=True, help="Start in plan mode (investigate and plan, no file changes).")
+    @click.option("--afk", is_flag=True, help="Away from keyboard: approve every action, dismiss questions.")
+    @click.option("--max-retries-per-step", type=click.IntRange(min=1), help="Attempts per step on retryable errors.")
+    @click.option(
+        "--agent-file", type=click.Path(dir_okay=False),
+        help="Agent file (YAML: extend, system_prompt_path, tools, exclude_tools, ...).",
+    )  # fmt: skip
+    @click.option(
+        "--skills-dir", "skills_dirs", multiple=True, type=click.Path(file_okay=False),
+        help="Read skills from this directory instead of the project and user ones; repeatable.",
+    )  # fmt: skip
+    @click.option(
+        "--add-dir", "add_dirs", multiple=True, type=click.Path(file_okay=False),
+        help="Another directory the tools treat as part of the workspace; repeatable.",
+    )  # fmt: skip
+    @click.pass_context
+    def cli(ctx: click.Context, wire: bool, **options: Any) -> None:
+        if ctx.invoked_subcommand is not None:
+            if wire:
+                fail("--wire cannot be combined with a subcommand")
+            return
+        if not wire:
+            click.echo(ctx.get_help())
+            click.echo(
+                "\nThis package has no interactive terminal UI: add `kimi acp` to your IDE, "
+                "or drive `kimi --wire` from a program."
+            )
+            return
+        from ..frontends.wire.main import run_wire
+
+        sys.exit(run_wire(**options))
+
+    @cli.command(help="\n\n".join(ACP_HELP), short_help="Serve the Agent Client Protocol to IDEs, on stdio.")
+    @click.argument("action", required=False, type=click.Choice(["login"]), metavar="[login]")
+    def acp(action: str | None) -> None:
+        if action == "login":
+            _login()
+        _serve_acp()
+
+    @cli.command(help="Sign in with your Kimi account, or set up an API-key provider and model (writes config.toml).")
+    def login() -> None:
+        _login()
+
+    @cli.command(help="Sign out of your Kimi account: delete its tokens and its entries in config.toml.")
+    def logout() -> None:
+        from .login_account import run_logout
+
+        sys.exit(run_logout())
+
+    @cli.command(help="Show version, share dir, config file, models and providers (never keys).")
+    @click.option("--config-file", type=click.Path(dir_okay=False), help="Config file to describe.")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def info(config_file: str | None, as_json: bool) -> None:
+        from .info import print_info
+
+        sys.exit(print_info(config_file, as_json))
+
+    @cli.command(help="List the sessions of a work dir, newest first.")
+    @click.option("-w", "--work-dir", type=click.Path(file_okay=False), help="Work dir (default: cwd).")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def sessions(work_dir: str | None, as_json: bool) -> None:
+        from .info import print_sessions
+
+        sys.exit(print_sessions(work_dir or str(Path.cwd()), as_json))
+
+    @cli.command(help="Serve the agent to a browser tab on this machine (needs: pip install 'kimi-acp[web]').")
+    @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+    @click.option("--port", default=0, type=click.IntRange(0, 65535), help="Port (default: a free one).")
+    @click.option("-w", "--work-dir", type=click.Path(file_okay=False), help="Work dir (default: cwd).")
+    @click.option("--config-file", type=click.Path(dir_okay=False), help="Config file (TOML, or JSON by suffix).")
+    @click.option("--config", "config_text", help="Config as a JSON or TOML string (overrides the file).")
+    @click.option("-y", "--yolo", is_flag=True, help="Approve every action.")
+    def web(**options: Any) -> None:
+        from ..frontends import web as web_ui
+
+        problem = web_ui.missing_extra()
+        if problem:
+            fail(problem, 1)
+        sys.exit(web_ui.serve(**options))
+
+    from .mcp import build_mcp_group
+    from .plugin import build_plugin_group
+
+    cli.add_command(build_mcp_group())
+    cli.add_command(build_plugin_group())
+    cli(prog_name="kimi")

@@ -1,0 +1,649 @@
+"""The agent: one session's model, tools and history, and the turn loop that ties them together.
+
+A turn is TurnBegin, then steps (StepBegin, the model's streamed reply, tool calls started as soon
+as each is complete, their ToolResults, a StatusUpdate), then TurnEnd — always, whether the turn
+finished, failed or was cancelled. One step (a model reply and its tool calls) is `core/step.py`;
+retries, steering, compaction and the turn's end are here. Every message goes out on
+`self.stream`; the session recorder and the front ends subscribe to it. Nothing here knows which
+front end is listening.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from ..config import Config, ConfigError, LoadedConfig, ResolvedModel, resolve_model
+from ..kaos.base import Kaos
+from ..kaos.tasks import TaskTable
+from ..llm.errors import ChatProviderError, is_retryable
+from ..llm.types import ChatProvider, Message
+from ..sessions import Session, shorten_title
+from ..tools import DeferredTool, deferred_builtin_tools
+from ..tools.base import SubagentLauncher, Tool, ToolContext
+from ..tools.plan import EXIT as EXIT_PLAN_MODE
+from ..wire.file import WireRecorder
+from ..wire.types import (
+    AudioURLPart,
+    ImageURLPart,
+    QuestionRequest,
+    QuestionResponse,
+    Request,
+    StatusUpdate,
+    SteerInput,
+    StepBegin,
+    StepInterrupted,
+    StepRetry,
+    TextPart,
+    TodoDisplayItem,
+    ToolCall,
+    TurnBegin,
+    TurnEnd,
+    UserInput,
+    VideoURLPart,
+    user_input_text,
+)
+from .approvals import Approvals
+from .compaction import compact, should_compact
+from .context import Context
+from .errors import LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
+from .hook_points import NO_HOOKS, HookRunner
+from .messages import system_note, user_message
+from .plan_file import ensure_plan, plan_file_path, release_plan
+from .prompt import PromptBuilder, PromptInputs, default_prompt, format_skills
+from .services import TurnService
+from .session_lock import TurnLock
+from .slash import CommandProvider, SlashRegistry, parse_slash
+from .slash_commands import NestedTurn, run_slash_command
+from .step import run_step
+from .stream import MessageStream
+from .toolset import ToolOutcome, Toolset
+from .turn import INTERNAL_SIGNALS, CommandsChanged, ModeChanged, TitleChanged, TurnResult
+
+__all__ = ["AgentCore", "INTERNAL_SIGNALS", "ModeChanged", "TitleChanged", "TurnResult"]
+
+log = logging.getLogger(__name__)
+
+RETRY_INITIAL_S = 0.3
+RETRY_MAX_S = 5.0
+RETRY_AFTER_CAP_S = 60.0
+SESSION_END_WAIT_S = 5.0  # SessionEnd hooks at close: bounded, the process may be exiting
+PLAN_MODE_REMINDER = (
+    "<system-reminder>Plan mode is on. You MUST NOT make any edits (with the exception of the plan file "
+    "below), run non-readonly tools, or otherwise change the system; this supersedes any other instruction.\n"
+    "Plan file: {path} ({state}). It is the only file you may change.\n"
+    "Workflow: understand the code (Glob, Grep, ReadFile), design one recommended approach, write the plan "
+    "to the plan file with WriteFile or StrReplaceFile, then {finish}.</system-reminder>"
+)
+
+
+class AgentCore:
+    """One session's agent: construct it for a session, then drive it with `run_turn`.
+
+    Between turns it holds no open files, so a server can keep thousands of idle sessions.
+    """
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        loaded_config: LoadedConfig,
+        kaos: Kaos,
+        model_alias: str | None = None,
+        thinking: bool | None = None,
+        max_steps_per_turn: int | None = None,
+        tools: Sequence[Tool | DeferredTool] | None = None,
+        system_prompt: PromptBuilder | None = None,
+        commands: Sequence[CommandProvider] = (),
+        extra_dirs: Sequence[Path] = (),
+    ) -> None:
+        """`tools` and `system_prompt` come from an agent file (`kimi_acp/agent_file.py`); by default
+        the session has every built-in tool and the default prompt. `commands` adds slash commands
+        (skills and flows, `kimi_acp/skills/provider.py`); their skills are listed in the system prompt.
+        `extra_dirs` are workspace directories of this process only (ACP additionalDirectories, --add-dir)."""
+        self.session = session
+        self.loaded_config = loaded_config
+        self.kaos = kaos
+        self.stream = MessageStream()
+        self.recorder = WireRecorder(session.wire_file)
+        self.stream.subscribe(self._record)
+        self.context = Context.load(session.context_file)
+        self._turn_lock = TurnLock(session.dir)
+        self.approvals = Approvals(session, self.stream.send)
+        self.toolset = Toolset(list(tools) if tools is not None else deferred_builtin_tools())
+        self.toolset.plan_mode = lambda: self.plan_mode
+        self.toolset.plan_file = self.plan_file_path
+        self.toolset.model_capabilities = lambda: m.capabilities if (m := self.resolved_model()) else frozenset()
+        self.toolset.services = lambda: self.config.services
+        self.model_alias = model_alias or self._stored_model(session, loaded_config.config)
+        self.thinking = thinking if thinking is not None else session.state.thinking
+        self.max_steps_override = max_steps_per_turn
+        self._provider: ChatProvider | None = None
+        # The session id the provider is told (prompt cache key; the scripted test model's queue);
+        # a subagent uses its root's, so a scripted run plays one list of replies for the whole tree.
+        self.provider_session_id = session.id
+        self._steers: list[UserInput] = []
+        self._turn: asyncio.Task[TurnResult] | None = None
+        self._turn_state: Literal["idle", "starting", "running"] = "idle"
+        self._cancel_before_start = False
+        self._requests: dict[int, Request] = {}  # open requests of tools, by id()
+        self.services: list[TurnService] = []  # e.g. the session's MCP servers (see services.py)
+        self.tasks = TaskTable(session.dir / "tasks")  # background tasks: outlive turns, not the session
+        self.services.append(self.tasks)
+        # Runs the Agent tool's subagents; a front end attaches it (kimi_acp/subagents/), a
+        # subagent's own core has none, and without one the Agent tool is not offered.
+        self.subagents: SubagentLauncher | None = None
+        self.toolset.hidden.add("Agent")
+        self.slash = SlashRegistry()  # the built-ins, and skills/flows from `commands`
+        for provider in commands:
+            self.slash.add_provider(provider)
+        self.prompt_builder: PromptBuilder = system_prompt or default_prompt
+        self.extra_dirs: list[Path] = list(extra_dirs)  # see set_extra_dirs
+        # extra_dirs the system prompt does not mention (a resumed session): tell the model at the next turn
+        self._dirs_note = bool(self.extra_dirs) and not self.context.is_new
+        self.hooks: HookRunner = NO_HOOKS  # a front end attaches the engine (kimi_acp/hooks.py)
+        self.toolset.hook_runner = lambda: self.hooks
+        self._hook_source = "startup" if self.context.is_new else "resume"  # for SessionStart
+        self._session_started = False
+        self._user_rejected = False  # the last agent loop ended on a tool call the user refused
+        self._told_skills: tuple[Any, ...] | None = None  # the skills the model knows of (see _prepare_turn)
+        if self.context.is_new:
+            self.context.start(self.fresh_system_prompt())
+            self.context.close()
+            self._told_skills = tuple(self.slash.skills())
+            if self.config.default_plan_mode and not session.state.plan_mode:
+                session.state.plan_mode = True
+                session.save_state()
+
+    @staticmethod
+    def _stored_model(session: Session, config: Config) -> str | None:
+        """The session's own model choice, unless it was removed from the config since."""
+        alias = session.state.model
+        if alias and alias not in config.models:
+            log.warning("session %s: model %r is no longer configured; using the default", session.id, alias)
+            return None
+        return alias or None
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def config(self) -> Config:
+        return self.loaded_config.config
+
+    @property
+    def work_dir(self) -> Path:
+        return self.session.work_dir
+
+    @property
+    def busy(self) -> bool:
+        return self._turn is not None
+
+    @property
+    def plan_mode(self) -> bool:
+        return self.session.state.plan_mode
+
+    @property
+    def max_steps(self) -> int:
+        return self.max_steps_override or self.config.loop_control.max_steps_per_turn
+
+    def resolved_model(self) -> ResolvedModel | None:
+        try:
+            return resolve_model(self.config, self.model_alias)
+        except ConfigError:
+            return None
+
+    @property
+    def max_context_size(self) -> int | None:
+        resolved = self.resolved_model()
+        return resolved.model.max_context_size if resolved else None
+
+    # ------------------------------------------------------------------ controls
+
+    def set_yolo(self, on: bool, *, announce: bool = True) -> None:
+        """Turn yolo on/off (persisted). `announce` tells front ends the agent changed it itself."""
+        if self.approvals.yolo != on:
+            self.approvals.set_yolo(on)
+            if announce:
+                self.stream.send(ModeChanged(yolo=on, plan_mode=self.plan_mode))
+
+    def set_afk(self, on: bool) -> None:
+        """Turn afk on/off (persisted): tool calls approved, questions dismissed (nobody is there)."""
+        self.approvals.set_afk(on)
+
+    # ------------------------------------------------------------------ workspace, prompt, commands
+
+    def workspace_dirs(self) -> list[Path]:
+        """Directories the tools treat as inside the workspace besides the work dir: the session's
+        own (`/add-dir`, in state.json) and this process's (`extra_dirs`)."""
+        dirs = [Path(d) for d in self.session.state.additional_dirs]
+        dirs += [d for d in self.extra_dirs if d not in dirs]
+        return dirs
+
+    def set_extra_dirs(self, dirs: Sequence[Path]) -> None:
+        """This process's workspace directories (an ACP client's roots on load/resume); the model
+        is told of a change at the next turn."""
+        dirs = list(dirs)
+        if dirs != self.extra_dirs:
+            self.extra_dirs = dirs
+            self._dirs_note = True
+
+    def fresh_system_prompt(self) -> str:
+        """The system prompt built now (new session, /clear, compaction)."""
+        inputs = PromptInputs(self.work_dir, self.toolset.names(), self.workspace_dirs(), self.slash.skills())
+        return self.prompt_builder(inputs)
+
+    def refresh_commands(self) -> bool:
+        """Re-read the command providers (skills on disk); front ends hear of a change (CommandsChanged)."""
+        if not self.slash.refresh():
+            return False
+        self.stream.send(CommandsChanged())
+        return True
+
+    def _catch_up_with_disk(self) -> None:
+        """Turns another process ran on this session since ours (an IDE and `kimi web` sharing it)
+        are history the model must see: reread the context file when it is not as we left it."""
+        if self.context.changed_elsewhere():
+            log.info("session %s: its context was written by another process; reading it again", self.session.id)
+            self.context = Context.load(self.session.context_file)
+
+    def _prepare_turn(self) -> None:
+        """Before a turn: pick up skills changed on disk. The system prompt is frozen with the
+        session (Kimi's format), so a change of skills is told to the model in a note instead."""
+        self.refresh_commands()
+        skills = tuple(self.slash.skills())
+        if self.context.system_prompt is None:
+            self.context.start(self.fresh_system_prompt())
+            self._told_skills, self._dirs_note = skills, False
+        if self._told_skills is None:  # a resumed session: which skills does its frozen prompt list?
+            prompt = self.context.system_prompt or ""
+            self._told_skills = skills if all(s.path in prompt for s in skills) else ()
+        notes = []
+        if skills != self._told_skills:
+            self._told_skills = skills
+            notes.append("The available skills have changed.\n" + format_skills(skills))
+        if self._dirs_note:
+            self._dirs_note = False
+            dirs = "\n".join(f"- {d}" for d in self.workspace_dirs()) or "(none)"
+            notes.append(f"The workspace directories besides the working directory are now:\n{dirs}")
+        if notes:
+            self.context.append([user_message([system_note(n) for n in notes])])
+
+    async def run_nested_turn(self, user_input: UserInput) -> NestedTurn:
+        """A turn inside the running one (a flow node): TurnBegin, the model's steps, TurnEnd.
+
+        The prompt goes to the context as a user message; the model's last reply is returned."""
+        self.stream.send(TurnBegin(user_input=user_input))
+        try:
+            provider = self.require_provider()
+            self._check_capabilities(user_input, provider)
+            self.context.checkpoint()
+            self.context.append([user_message(user_input)])
+            result = await self._agent_loop(provider)
+        finally:
+            self.stream.send(TurnEnd())
+        last = self.context.history[-1] if self.context.history else None
+        final = last.text() if last is not None and last.role == "assistant" else ""
+        return NestedTurn(result, final, rejected=self._user_rejected)
+
+    def set_plan_mode(self, on: bool, *, announce: bool = True) -> None:
+        """Turn plan mode on/off; persisted and recorded as StatusUpdate(plan_mode).
+
+        Turning it on gives the round its plan file (state.json `plan_session_id`/`plan_slug`),
+        turning it off forgets them, so the next round starts a fresh plan (as Kimi does)."""
+        changed = self.session.state.plan_mode != on
+        if changed:
+            self.session.state.plan_mode = on
+            if on:
+                ensure_plan(self.session)
+            else:
+                release_plan(self.session)
+            self.session.save_state()
+        self.stream.send(StatusUpdate(plan_mode=on))
+        if changed and announce:
+            self.stream.send(ModeChanged(yolo=self.approvals.yolo, plan_mode=on))
+        if not self.busy:
+            self.recorder.close()
+
+    def plan_file_path(self) -> Path:
+        """The plan file of the current planning round (`core/plan_file.py`)."""
+        return plan_file_path(self.session)
+
+    async def set_model(self, alias: str, thinking: bool | None) -> None:
+        """Switch this session's model (validated); persisted in the session only."""
+        resolve_model(self.config, alias)  # raises ConfigError for an unknown alias
+        old, self._provider = self._provider, None
+        self.model_alias = alias
+        self.thinking = thinking
+        self.session.state.model = alias
+        self.session.state.thinking = thinking
+        self.session.save_state()
+        if old is not None:
+            await old.aclose()
+
+    def steer(self, user_input: UserInput) -> None:
+        if not self.busy:
+            raise NoTurnInProgress()
+        self._steers.append(user_input)
+
+    def cancel(self) -> bool:
+        """Cancel the running turn; returns False when there is none.
+
+        A turn cancelled before its body ran (the cancel arrived in the same read as the prompt)
+        is not cancelled as a task — a task cancelled before its first step never runs its own
+        handlers, so it would send no TurnBegin/TurnEnd. It is marked instead, and the body ends
+        itself as cancelled right after TurnBegin.
+        """
+        if self._turn is None or self._turn.done():
+            return False
+        if self._turn_state == "starting":
+            self._cancel_before_start = True
+        else:
+            self._turn.cancel()
+        return True
+
+    def get_todos(self) -> list[TodoDisplayItem]:
+        return list(self.session.state.todos)
+
+    def set_todos(self, items: list[TodoDisplayItem]) -> None:
+        self.session.state.todos = list(items)
+        self.session.save_state()
+
+    async def close(self) -> None:
+        self.cancel()
+        if self._turn is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._turn), 2.0)
+            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+                pass
+        if self._session_started:  # SessionEnd pairs with the SessionStart of this core's first turn
+            self._session_started = False
+            try:
+                ending = self.hooks.run("SessionEnd", "exit", {"reason": "exit"})
+                await asyncio.wait_for(ending, SESSION_END_WAIT_S)
+            except (asyncio.TimeoutError, Exception):
+                log.warning("session %s: SessionEnd hooks did not finish", self.session.id)
+        try:
+            await self.hooks.settle(cancel=True)
+        except Exception:
+            log.exception("stopping background hooks failed")
+        self.approvals.reject_pending(background=True)  # background subagents' requests too
+        self.recorder.close()
+        self.context.close()
+        for service in self.services:
+            try:
+                await service.aclose()
+            except Exception:
+                log.exception("closing %s failed", type(service).__name__)
+        if self._provider is not None:
+            await self._provider.aclose()
+            self._provider = None
+
+    # ------------------------------------------------------------------ turn
+
+    async def run_turn(self, user_input: UserInput) -> TurnResult:
+        """Run one turn to its end. Raises AgentError / ChatProviderError when it fails."""
+        if self._turn is not None:
+            raise TurnInProgress()
+        self._turn_lock.acquire()  # SessionBusy when another process runs a turn of this session
+        try:
+            self._catch_up_with_disk()
+            self._prepare_turn()
+        except BaseException:
+            self._turn_lock.release()
+            raise
+        self._turn_state, self._cancel_before_start = "starting", False
+        task = asyncio.create_task(self._turn_body(user_input))
+        self._turn = task
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # our caller is being cancelled (shutdown): not a turn outcome
+            result = TurnResult("cancelled")  # the task itself was cancelled from outside
+        finally:
+            self._turn, self._turn_state = None, "idle"
+            self._turn_lock.release()
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise asyncio.CancelledError()
+        return result
+
+    async def _turn_body(self, user_input: UserInput) -> TurnResult:
+        self._turn_state = "running"  # from here on, cancel() cancels this task
+        self.approvals.turn_id = uuid.uuid4().hex
+        self._steers.clear()
+        self.stream.send(TurnBegin(user_input=user_input))
+        cancelled = False
+        try:
+            if self._cancel_before_start:
+                return TurnResult("cancelled")
+            text = user_input_text(user_input)
+            if await self._prompt_blocked(text):
+                return TurnResult("finished")
+            slash = parse_slash(text)
+            if slash is not None:
+                outcome = await run_slash_command(self, *slash)
+                if isinstance(outcome, TurnResult):
+                    return outcome
+                user_input = outcome.user_input  # /init, /skill:<name>: the prompt it expands into
+            provider = self.require_provider()
+            self._check_capabilities(user_input, provider)
+            if not self.session.state.custom_title and slash is None:
+                self._set_title(shorten_title(text) if text.strip() else "Untitled")
+            self.context.checkpoint()
+            self.context.append([user_message(user_input)])
+            return await self._loop_with_stop_hook(provider)
+        except asyncio.CancelledError:
+            cancelled = True
+            return TurnResult("cancelled")
+        finally:
+            await self._settle_hooks(cancel=cancelled)
+            self.approvals.reject_pending()
+            for request in list(self._requests.values()):
+                request.resolve(None)
+            self.stream.send(TurnEnd())
+            self.recorder.close()  # flushed and closed: idle sessions keep no file descriptors
+            self.context.close()
+
+    async def _prompt_blocked(self, text: str) -> bool:
+        """SessionStart (first turn of this core), then UserPromptSubmit. A block ends the turn with
+        its reason as the agent's reply, before the prompt reaches the context."""
+        if not self._session_started:
+            self._session_started = True
+            await self.hooks.run("SessionStart", self._hook_source, {"source": self._hook_source})
+        verdict = await self.hooks.run("UserPromptSubmit", text, {"prompt": text})
+        if verdict.blocked:
+            self.say(verdict.reason or "Prompt blocked by hook.")
+        return verdict.blocked
+
+    async def _loop_with_stop_hook(self, provider: ChatProvider) -> TurnResult:
+        """The agent loop, then the Stop hook: a block with a reason buys one more round, once."""
+        result = await self._agent_loop(provider)
+        if result.status != "finished" or self._user_rejected:
+            return result
+        verdict = await self.hooks.run("Stop", "", {"stop_hook_active": False})
+        if not (verdict.blocked and verdict.reason):
+            return result
+        self.context.append([user_message(verdict.reason)])
+        self.stream.send(SteerInput(user_input=verdict.reason))  # shown: why the agent goes on
+        result = await self._agent_loop(provider)
+        if result.status == "finished" and not self._user_rejected:
+            await self.hooks.run("Stop", "", {"stop_hook_active": True})  # told, but no third round
+        return result
+
+    async def _settle_hooks(self, *, cancel: bool) -> None:
+        """Hooks fired in the background (PostToolUse, …) end with the turn: awaited, or killed when
+        the turn was cancelled. TurnEnd must follow whatever happens here."""
+        try:
+            await self.hooks.settle(cancel=cancel)
+        except asyncio.CancelledError:
+            pass  # cancelled while waiting: the engine has killed them
+        except Exception:
+            log.exception("background hooks failed")
+
+    async def _agent_loop(self, provider: ChatProvider) -> TurnResult:
+        self._user_rejected = False
+        for service in self.services:
+            await service.before_turn(self.stream.send)
+        step = 0
+        while True:
+            step += 1
+            if step > self.max_steps:
+                return TurnResult("max_steps_reached", steps=self.max_steps)
+            self.stream.send(StepBegin(n=step))
+            await self._maybe_compact(provider)
+            self.context.checkpoint()
+            if note := self.tasks.take_finished_note():  # background tasks that ended: tell the model
+                self.context.append([Message(role="user", content=note)])
+            try:
+                outcomes = await self._step_with_retries(provider, step)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                self.stream.send(StepInterrupted())
+                if isinstance(exc, Exception):
+                    kind = type(exc).__name__
+                    self.hooks.fire("StopFailure", kind, {"error_type": kind, "error_message": str(exc)})
+                raise
+            rejected_silently = any(o.rejected and not o.feedback for o in outcomes)
+            self._user_rejected = rejected_silently
+            steered = self._consume_steers()
+            if steered:
+                continue
+            if rejected_silently:
+                return TurnResult("finished")  # the user said no: wait for them
+            if not outcomes:
+                return TurnResult("finished")
+
+    async def _step_with_retries(self, provider: ChatProvider, n: int) -> list[ToolOutcome]:
+        attempts = self.config.loop_control.max_retries_per_step
+        attempt = 1
+        while True:
+            try:
+                return await run_step(self, provider)
+            except ChatProviderError as exc:
+                if not is_retryable(exc) or attempt >= attempts:
+                    raise
+                wait = _backoff(attempt, getattr(exc, "retry_after", None))
+                self.stream.send(
+                    StepRetry(
+                        n=n,
+                        next_attempt=attempt + 1,
+                        max_attempts=attempts,
+                        wait_s=round(wait, 3),
+                        error_type=type(exc).__name__,
+                        status_code=getattr(exc, "status_code", None),
+                    )
+                )
+                log.info("step %d attempt %d failed (%s); retrying in %.2fs", n, attempt, exc, wait)
+                await asyncio.sleep(wait)
+                attempt += 1
+
+    def tool_context(self, call: ToolCall, tool_name: str) -> ToolContext:
+        """Everything one tool call may use (a `StepHost` method, core/step.py)."""
+        return ToolContext(
+            work_dir=self.work_dir,
+            kaos=self.kaos,
+            tool_call_id=call.id,
+            approver=self.approvals,
+            todos=self,
+            send_request=self.send_request,
+            additional_dirs=self.workspace_dirs(),
+            tool_name=tool_name,
+            plan=self,
+            tasks=self.tasks,
+            subagents=self.subagents,
+        )
+
+    async def send_request(self, request: Request) -> Any:
+        """Put a request on the stream and wait for whoever drives the session to answer it."""
+        if isinstance(request, QuestionRequest) and self.approvals.afk:
+            return QuestionResponse(request_id=request.id)  # afk: nobody to ask, dismissed at once
+        self._requests[id(request)] = request
+        try:
+            self.stream.send(request)
+            return await request.wait()
+        finally:
+            self._requests.pop(id(request), None)
+
+    def _consume_steers(self) -> bool:
+        if not self._steers:
+            return False
+        steers, self._steers = self._steers, []
+        for steer in steers:
+            self.context.append([user_message(steer)])
+            self.stream.send(SteerInput(user_input=steer))
+        return True
+
+    def plan_reminder(self) -> str:
+        """The note a step in plan mode adds after the history (a `StepHost` method)."""
+        path = self.plan_file_path()
+        state = "exists: read it first, then update it" if path.exists() else "does not exist yet: create it with WriteFile"
+        tool = self.toolset.get(EXIT_PLAN_MODE)
+        can_exit = tool is not None and EXIT_PLAN_MODE not in self.toolset.hidden and getattr(tool, "listed", True)
+        finish = "call ExitPlanMode for the user's approval" if can_exit else "present the plan and wait for the user"
+        return PLAN_MODE_REMINDER.format(path=path, state=state, finish=finish)
+
+    # ------------------------------------------------------------------ model
+
+    def require_provider(self) -> ChatProvider:
+        """The session's chat provider, created on first use; LLMNotSet when no model is usable."""
+        if self._provider is not None:
+            return self._provider
+        try:
+            resolved = resolve_model(self.config, self.model_alias)
+        except ConfigError as exc:
+            raise LLMNotSet(str(exc)) from None
+        if resolved is None:
+            raise LLMNotSet()
+        if not resolved.usable:
+            raise LLMNotSet(f"LLM is not set: model '{resolved.alias}' needs a base_url and a model name")
+        from ..llm import create_provider
+
+        thinking = self.thinking if self.thinking is not None else self.config.default_thinking
+        self._provider = create_provider(resolved, thinking=thinking, session_id=self.provider_session_id)
+        return self._provider
+
+    def _check_capabilities(self, user_input: UserInput, provider: ChatProvider) -> None:
+        if isinstance(user_input, str):
+            return
+        resolved = self.resolved_model()
+        caps = resolved.capabilities if resolved else frozenset()
+        needs = {ImageURLPart: "image_in", VideoURLPart: "video_in", AudioURLPart: "audio_in"}
+        for part in user_input:
+            capability = needs.get(type(part))
+            if capability and capability not in caps:
+                raise LLMNotSupported(provider.model_name, capability)
+
+    async def _maybe_compact(self, provider: ChatProvider) -> None:
+        max_size = self.max_context_size
+        if not max_size or not should_compact(self.context.token_count, max_size, self.config.loop_control):
+            return
+        await compact(self, provider, trigger="auto")
+
+    # ------------------------------------------------------------------ helpers
+
+    def _set_title(self, title: str) -> None:
+        self.session.state.custom_title = title
+        self.session.save_state()
+        self.stream.send(TitleChanged(title))
+
+    def say(self, text: str) -> None:
+        """Show text from the agent itself (slash command output) as an assistant chunk."""
+        self.stream.send(TextPart(text=text))
+
+    def _record(self, message: Any) -> None:
+        if not isinstance(message, INTERNAL_SIGNALS):
+            self.recorder.record(message)
+
+
+def _backoff(attempt: int, retry_after: float | None) -> float:
+    if retry_after is not None and retry_after > 0:
+        return min(retry_after, RETRY_AFTER_CAP_S)
+    return min(RETRY_MAX_S, RETRY_INITIAL_S * (2 ** (attempt - 1))) + random.uniform(0, 0.3)

@@ -1,0 +1,104 @@
+"""Between the SDK's connection and its router: the checks and answers the SDK does not give.
+
+The SDK (0.12.1) validates params leniently (an `initialize` whose `protocolVersion` is an object
+becomes version 1, invalid `mcpServers` entries are dropped), answers a pydantic error with a bare
+"Invalid params", has no route for `session/delete` or `logout`, and lets a `CancelledError` escape its request
+runner, which then sends nothing. This wrapper fixes each of those, so every request gets one
+answer whose `message` a person can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from acp import RequestError
+from pydantic import ValidationError
+
+from ...wire.serde import describe_validation_error
+from .errors import invalid_params, request_cancelled
+
+Router = Callable[[str, Any, bool], Awaitable[Any]]
+METHOD_NOT_FOUND = -32601
+
+
+class ExtraMethods(Protocol):
+    """What the agent serves beyond the SDK's routes."""
+
+    async def delete_session(self, session_id: str) -> dict[str, Any]: ...
+
+    async def logout(self) -> dict[str, Any]: ...
+
+    def remember_initialize(self, params: dict[str, Any]) -> None:
+        """The client's `initialize` params as sent, before the SDK's models drop unknown keys."""
+        ...
+
+    def check_session_params(self, method: str, params: dict[str, Any]) -> None:
+        """Raise RequestError for params the SDK would silently repair."""
+        ...
+
+
+class RequestGuard:
+    def __init__(self, router: Router, agent: ExtraMethods) -> None:
+        self._router = router
+        self._agent = agent
+
+    async def __call__(self, method: str, params: Any, is_notification: bool) -> Any:
+        try:
+            if method == "logout" and not is_notification and params is None:
+                params = {}  # LogoutRequest has no required field: omitted params mean none
+            if not isinstance(params, dict):
+                raise invalid_params("params", "must be an object")
+            if method == "initialize":
+                _check_protocol_version(params)
+                self._agent.remember_initialize(params)
+            self._agent.check_session_params(method, params)
+            if method == "session/delete" and not is_notification:
+                return await self._delete(params)
+            if method == "logout" and not is_notification:
+                return await self._agent.logout()
+            return await self._router(method, params, is_notification)
+        except RequestError as exc:
+            if exc.code == METHOD_NOT_FOUND and str(exc) == "Method not found":
+                raise RequestError(METHOD_NOT_FOUND, f"Method not found: {method}", exc.data) from None
+            raise
+        except ValidationError as exc:
+            detail = describe_validation_error(exc, limit=3, unlocated="params")
+            raise RequestError(-32602, f"Invalid params for {method}: {detail}", {"errors": _errors(exc)}) from None
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if is_notification or (current is not None and current.cancelling()):
+                raise  # shutdown: the transport answers what is still open
+            raise request_cancelled() from None
+
+    async def _delete(self, params: dict[str, Any]) -> Any:
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str) or not session_id:
+            raise invalid_params("sessionId", "required (a session id string)")
+        return await self._agent.delete_session(session_id)
+
+
+def _check_protocol_version(params: dict[str, Any]) -> None:
+    """An integer, as the schema says; legacy date strings (old Zed builds) are let through."""
+    version = params.get("protocolVersion")
+    if "protocolVersion" not in params:
+        raise invalid_params("protocolVersion", "required (the ACP version the client speaks, e.g. 1)")
+    if isinstance(version, bool) or not isinstance(version, (int, str)):
+        raise invalid_params("protocolVersion", f"must be an integer (e.g. 1), got {type(version).__name__}")
+    if isinstance(version, int) and not 0 <= version <= 65535:
+        raise invalid_params("protocolVersion", f"must be between 0 and 65535, got {version}")
+
+
+def _errors(exc: ValidationError) -> list[dict[str, Any]]:
+    """The pydantic errors without the offending input, which may be huge or deeply nested."""
+    return [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors(include_url=False)[:10]]
+
+
+def install_guard(connection: Any, agent: ExtraMethods) -> None:
+    """Put the guard in front of the SDK's router. The SDK offers no hook for this, so it goes
+    through the connection's handler attribute; fail loudly if a new SDK version moved it."""
+    inner = getattr(connection, "_conn", None)
+    if inner is None or not callable(getattr(inner, "_handler", None)):
+        raise RuntimeError("unsupported agent-client-protocol SDK: cannot find its request router")
+    inner._handler = RequestGuard(inner._handler, agent)

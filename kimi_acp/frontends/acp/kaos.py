@@ -1,0 +1,223 @@
+"""KAOS through the ACP client: files via `fs/*`, commands in the client's terminal.
+
+Routed only for what the client advertised; everything else stays local. Reading through the
+client sees unsaved editor buffers, writing through it lands edits in the editor, and a command in
+a client terminal shows its live output inside the tool call card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...kaos.base import BinaryFileError, CommandResult, FileStat, TextWindow, window_of_text
+from ...kaos.local import NONINTERACTIVE_ENV, LocalKaos, user_shell
+
+log = logging.getLogger(__name__)
+SNIFF_BYTES = 8192
+# Files bigger than this on disk are read from the editor a window at a time (see `read_lines`).
+WINDOWED_READ_BYTES = 1024 * 1024
+CLEANUP_TIMEOUT_S = 2.0
+
+
+class EditorRefused(OSError):
+    """`fs/read_text_file` failed for a file that exists on disk. Some editors (Zed) refuse files
+    outside the project; the file is then read locally — ReadFile needs no approval either way, and
+    the workspace rules (relative paths, secrets) were applied before the read."""
+
+
+@dataclass(frozen=True)
+class ClientCapabilities:
+    read_text_file: bool = False
+    write_text_file: bool = False
+    terminal: bool = False
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any] | None) -> ClientCapabilities:
+        raw = raw or {}
+        fs = raw.get("fs") if isinstance(raw.get("fs"), dict) else {}
+        return cls(
+            read_text_file=fs.get("readTextFile") is True,
+            write_text_file=fs.get("writeTextFile") is True,
+            terminal=raw.get("terminal") is True,
+        )
+
+
+class AcpKaos:
+    """A Kaos for one ACP session.
+
+    `on_terminal(tool_call_id, terminal_id)` is called as soon as a command's client terminal
+    exists, so the session can embed it in the tool call card before the command ends.
+    """
+
+    name = "acp"
+
+    def __init__(self, connection: Any, session_id: str, capabilities: ClientCapabilities) -> None:
+        self._conn = connection
+        self._session_id = session_id
+        self._caps = capabilities
+        self.on_terminal: Callable[[str, str], None] | None = None
+        self._local = LocalKaos()
+        self._cleanups: set[asyncio.Future[None]] = set()
+
+    # ------------------------------------------------------------------ files
+
+    async def read_text(self, path: Path) -> str:
+        if not self._caps.read_text_file:
+            return await self._local.read_text(path)
+        on_disk = await self._check_on_disk(path)
+        try:
+            return await self._editor_read(path, on_disk)
+        except EditorRefused:
+            return await self._local.read_text(path)  # the file is on disk: read it ourselves
+
+    async def read_lines(
+        self, path: Path, offset: int, limit: int, *, max_line_chars: int, max_chars: int
+    ) -> TextWindow:
+        """Through the editor (it has the unsaved buffer); a big file only a window at a time.
+
+        Files up to WINDOWED_READ_BYTES on disk, unsaved buffers and tails are read whole, which
+        gives the exact line count. For bigger files the editor is asked for `line`/`limit` (one
+        line more than needed, to tell whether the file goes on), so only the window crosses
+        the connection; the total is then known only when the window reaches the end.
+        """
+        if not self._caps.read_text_file:
+            return await self._local.read_lines(
+                path, offset, limit, max_line_chars=max_line_chars, max_chars=max_chars
+            )
+        on_disk = await self._check_on_disk(path)
+        limits = {"max_line_chars": max_line_chars, "max_chars": max_chars}
+        if offset > 0 and on_disk is not None and on_disk.size > WINDOWED_READ_BYTES:
+            try:
+                text = await self._editor_read(path, on_disk, line=offset, limit=limit + 1)
+            except OSError:
+                text = None  # some editors refuse a line past the end: read it whole to say so
+            if text is not None:
+                window = window_of_text(text, 1, limit, **limits)
+                got = window.total or 0
+                if 0 < got <= limit + 1:  # the editor sent the window we asked for
+                    total = None if got > limit else offset - 1 + got
+                    return TextWindow(window.lines, offset, total, window.cut)
+                if got > limit + 1:  # it ignored line/limit and sent the whole file
+                    return window_of_text(text, offset, limit, **limits)
+        try:
+            text = await self._editor_read(path, on_disk)
+        except EditorRefused:  # e.g. Zed, for a file outside the project: the disk has it
+            return await self._local.read_lines(path, offset, limit, **limits)
+        return window_of_text(text, offset, limit, **limits)
+
+    async def _check_on_disk(self, path: Path) -> FileStat | None:
+        """The file's stat on disk, refusing directories and (by a sniff of its head) binary files."""
+        on_disk = await self._local.stat(path)
+        if on_disk is not None:
+            if on_disk.is_dir:
+                raise IsADirectoryError(f"{path} is a directory")
+            head = await self._local.read_bytes(path, SNIFF_BYTES)
+            if b"\x00" in head:
+                raise BinaryFileError(f"{path} looks like a binary file (NUL bytes)")
+        return on_disk
+
+    async def _editor_read(self, path: Path, on_disk: FileStat | None, **window: int) -> str:
+        """`fs/read_text_file`; FileNotFoundError when neither the editor nor the disk has the file."""
+        try:
+            response = await self._conn.read_text_file(session_id=self._session_id, path=str(path), **window)
+        except Exception as exc:
+            if on_disk is None:
+                raise FileNotFoundError(f"{path} does not exist") from None
+            log.info("the editor refused to read %s (%s); reading it from disk", path, exc)
+            raise EditorRefused(f"the editor could not read {path}: {exc}") from None
+        return response.content
+
+    async def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
+        return await self._local.read_bytes(path, limit)
+
+    async def write_text(self, path: Path, text: str, *, append: bool = False) -> int:
+        if not self._caps.write_text_file:
+            return await self._local.write_text(path, text, append=append)
+        if append:
+            try:
+                text = await self.read_text(path) + text
+            except FileNotFoundError:
+                pass
+        try:
+            await self._conn.write_text_file(session_id=self._session_id, path=str(path), content=text)
+        except Exception as exc:
+            raise OSError(f"the editor could not write {path}: {exc}") from None
+        return len(text.encode("utf-8"))  # what we wrote, not a possibly stale size on disk
+
+    async def stat(self, path: Path) -> FileStat | None:
+        return await self._local.stat(path)
+
+    # ------------------------------------------------------------------ commands
+
+    async def run_command(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout: float,
+        output_limit: int,
+        tool_call_id: str | None = None,
+    ) -> CommandResult:
+        if not self._caps.terminal:
+            return await self._local.run_command(
+                command, cwd=cwd, timeout=timeout, output_limit=output_limit, tool_call_id=tool_call_id
+            )
+        from acp.schema import EnvVariable
+
+        shell = user_shell()
+        created = await self._conn.create_terminal(
+            session_id=self._session_id,
+            command=shell,
+            args=["-c", command],
+            cwd=str(cwd),
+            env=[EnvVariable(name=k, value=v) for k, v in NONINTERACTIVE_ENV.items()],
+            output_byte_limit=output_limit,
+        )
+        terminal_id = created.terminal_id
+        try:
+            if tool_call_id is not None and self.on_terminal is not None:
+                self.on_terminal(tool_call_id, terminal_id)
+            timed_out = False
+            try:
+                exit_status = await asyncio.wait_for(
+                    self._conn.wait_for_terminal_exit(session_id=self._session_id, terminal_id=terminal_id), timeout
+                )
+            except asyncio.TimeoutError:
+                timed_out = True
+                exit_status = None
+                await self._bounded(self._conn.kill_terminal(session_id=self._session_id, terminal_id=terminal_id))
+            output = await self._conn.terminal_output(session_id=self._session_id, terminal_id=terminal_id)
+        except BaseException:
+            # Cancelled (session/cancel) or the client failed: stop the command and free the
+            # terminal without waiting for the client's answers — the turn must end now.
+            task = asyncio.ensure_future(self._kill_and_release(terminal_id))
+            self._cleanups.add(task)
+            task.add_done_callback(self._cleanups.discard)
+            raise
+        await self._bounded(self._conn.release_terminal(session_id=self._session_id, terminal_id=terminal_id))
+        status = output.exit_status or exit_status
+        exit_code = getattr(status, "exit_code", None)
+        signal = getattr(status, "signal", None)
+        return CommandResult(
+            output=output.output,
+            exit_code=None if timed_out else exit_code,
+            signal=signal,
+            timed_out=timed_out,
+            truncated=bool(output.truncated),
+            terminal_id=terminal_id,
+        )
+
+    async def _kill_and_release(self, terminal_id: str) -> None:
+        await self._bounded(self._conn.kill_terminal(session_id=self._session_id, terminal_id=terminal_id))
+        await self._bounded(self._conn.release_terminal(session_id=self._session_id, terminal_id=terminal_id))
+
+    @staticmethod
+    async def _bounded(awaitable: Any) -> None:
+        with contextlib.suppress(Exception, asyncio.TimeoutError):
+            await asyncio.wait_for(awaitable, CLEANUP_TIMEOUT_S)

@@ -1,0 +1,312 @@
+"""One ACP session: its agent core, its prompts, and what the client sees of them.
+
+The core's message stream is mapped to `session/update` notifications as it happens (written in
+the same loop step, see `transport.py`); approvals become `session/request_permission` requests
+that run beside the stream, so other updates keep flowing and `session/cancel` never waits for the
+user. Prompts for one session run one at a time, in arrival order.
+
+The root agent's own messages are shown while a prompt is answered. What background subagents do
+(`SubagentEvent`s, their approvals and answers, their terminals) and the end of a background task
+are shown whenever they happen while the session is open, between prompts too; nothing is sent
+once it is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Protocol
+
+from acp import RequestError
+from acp.schema import PermissionOption, ToolCallUpdate
+
+from ...core.agent_core import AgentCore, ModeChanged, TitleChanged
+from ...auth.errors import SignInRequired
+from ...core.errors import LLMNotSet, LLMNotSupported, SessionBusy
+from ...core.slash import acp_entries
+from ...core.turn import CommandsChanged
+from ...llm.errors import ChatProviderError
+from ...sessions import iso_time
+from ...wire.file import read_wire_file
+from ...wire.types import (
+    ApprovalRequest,
+    ApprovalResponse,
+    BackgroundTaskDisplayBlock,
+    MCPLoadingEnd,
+    QuestionRequest,
+    Request,
+    StatusUpdate,
+    SubagentEvent,
+)
+from . import questions
+from .convert import prompt_to_user_input
+from .errors import auth_required, internal_error, invalid_params, session_busy
+from .handshake import auth_methods
+from .options import config_options, current_mode
+from .updates import Update, UpdateMapper
+
+log = logging.getLogger(__name__)
+
+STOP_REASONS = {"finished": "end_turn", "cancelled": "cancelled", "max_steps_reached": "max_turn_requests"}
+PERMISSION_OPTIONS = [
+    {"optionId": "approve", "name": "Approve once", "kind": "allow_once"},
+    {"optionId": "approve_for_session", "name": "Approve for this session", "kind": "allow_always"},
+    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+]
+
+
+class SessionHost(Protocol):
+    """What a session needs from the server that owns it (the server implements it)."""
+
+    transport: Any  # .notify(method, params)
+    connection: Any  # the SDK's AgentSideConnection: requests to the client
+    client_capabilities_raw: dict[str, Any]
+
+
+class AcpSession:
+    def __init__(self, server: SessionHost, core: AgentCore) -> None:
+        self.server = server
+        self.core = core
+        self.id = core.session.id
+        self._mapper = UpdateMapper(
+            core.work_dir,
+            approvals=core.approvals,
+            tool_titles=self._tool_title,
+            client_capabilities=server.client_capabilities_raw,
+            task_state=self._task_state,
+        )
+        self._live = False  # the root's turn updates flow only while a prompt is being answered
+        self._closed = False  # session/close (or delete, or exit): nothing more is sent
+        self._turn_lock = asyncio.Lock()
+        self._generation = 0  # bumped by cancel: prompts queued before it are cancelled too
+        self._permissions: set[asyncio.Task[None]] = set()  # open permission and question requests
+        self._background_permissions: set[asyncio.Task[None]] = set()  # those of background subagents
+        questions.configure(core.toolset, server.client_capabilities_raw)
+        self._unsubscribe = core.stream.subscribe(self._on_message)
+        self._unsubscribe_tasks = core.tasks.on_end(self._on_task_end)
+        self.mcp: Any = None  # the session's McpService, when it has MCP servers
+
+    # ------------------------------------------------------------------ MCP servers
+
+    def attach_mcp(self, servers: Any) -> None:
+        """Connect the session's MCP servers in the background (nothing happens without any)."""
+        if servers is None or (not servers.servers and not servers.problems):
+            return
+        from ...mcp.session import attach  # only sessions with servers load the MCP layer
+
+        self.mcp = attach(self.core, servers)
+        if self.mcp is not None:
+            self.mcp.start()
+
+    async def use_mcp_servers(self, servers: Any) -> None:
+        """load / resume of an open session: switch to the list the client gave this time."""
+        if self.mcp is None:
+            self.attach_mcp(servers)
+            return
+        if servers is None:  # none any more: the running ones are closed
+            from ...mcp.config import ResolvedServers
+
+            servers = ResolvedServers([], [])
+        await self.mcp.update(servers)
+
+    def _tool_title(self, name: str) -> str | None:
+        """A tool's own card title (MCP tools: "server: tool"), if it has one."""
+        return getattr(self.core.toolset.get(name), "title", None)
+
+    def _announce_mcp(self) -> None:
+        """Tell the user which servers connected or failed (once per state), as a chat notice."""
+        lines = self.mcp.unannounced() if self.mcp is not None else []
+        if lines:
+            text = "".join(f"> {line}\n" for line in lines) + "\n"
+            self.send_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+
+    # ------------------------------------------------------------------ outbound
+
+    def send_update(self, update: Update) -> None:
+        if self._closed:
+            return
+        self.server.transport.notify("session/update", {"sessionId": self.id, "update": update})
+
+    def send_available_commands(self) -> None:
+        """The session's slash commands (built-ins, skills, flows): the registry `/help` reads too."""
+        commands = acp_entries(self.core.slash.commands())
+        self.send_update({"sessionUpdate": "available_commands_update", "availableCommands": commands})
+
+    def send_config_state(self) -> None:
+        self.send_update({"sessionUpdate": "current_mode_update", "currentModeId": current_mode(self.core)})
+        self.send_update({"sessionUpdate": "config_option_update", "configOptions": config_options(self.core)})
+
+    def _on_message(self, message: Any) -> None:
+        if isinstance(message, CommandsChanged):  # a skill appeared, changed or went away
+            self.send_available_commands()
+            return
+        if isinstance(message, ModeChanged):
+            self.send_config_state()
+            return
+        if isinstance(message, TitleChanged):
+            self.send_update(
+                {"sessionUpdate": "session_info_update", "title": message.title, "updatedAt": iso_time(self.core.session.updated_at())}
+            )
+            return
+        if isinstance(message, Request):
+            self._on_request(message)
+            return
+        # A background subagent goes on after the turn that started it: its events and the answers
+        # to its requests are shown at any time (during a prompt they are part of the turn's stream).
+        if not self._live and not isinstance(message, (SubagentEvent, ApprovalResponse)):
+            return
+        for update in self._mapper.map(message):
+            self.send_update(update)
+        if isinstance(message, MCPLoadingEnd) or (isinstance(message, StatusUpdate) and message.mcp_status is not None):
+            self._announce_mcp()
+
+    def on_terminal(self, tool_call_id: str, terminal_id: str) -> None:
+        """A command started in a client terminal: show it inside its tool call card (between
+        prompts, only a background subagent's call can run one)."""
+        if self._live or self._mapper.knows(tool_call_id):
+            self.send_update(self._mapper.terminal_attached(tool_call_id, terminal_id))
+
+    def _task_state(self, task_id: str) -> BackgroundTaskDisplayBlock | None:
+        task = self.core.tasks.get(task_id)
+        return _task_block(task) if task is not None else None
+
+    def _on_task_end(self, task: Any) -> None:
+        """A background task ended: the card that started it shows its final state."""
+        for update in self._mapper.task_ended(_task_block(task)):
+            self.send_update(update)
+
+    # ------------------------------------------------------------------ requests from the core
+
+    def _on_request(self, request: Request) -> None:
+        if isinstance(request, ApprovalRequest):
+            for update in self._mapper.approval_requested(request):  # the card, complete and pending
+                self.send_update(update)
+            task = asyncio.create_task(self._ask_permission(request))
+            # A background subagent's request outlives the turn (and its cancel): only close ends it.
+            tasks = self._background_permissions if request.source_kind == "background_agent" else self._permissions
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        elif isinstance(request, QuestionRequest):
+            for update in self._mapper.flush():  # the card is complete before the user is asked
+                self.send_update(update)
+            form = questions.form_supported(self.server.client_capabilities_raw)
+            acp_id = self._mapper.acp_id(request.tool_call_id)
+            task = asyncio.create_task(questions.ask(self.server.connection, self.id, acp_id, request, form=form))
+            self._permissions.add(task)  # cancelled with the turn, like a permission request
+            task.add_done_callback(self._permissions.discard)
+        else:
+            request.resolve(None)
+
+    async def _ask_permission(self, request: ApprovalRequest) -> None:
+        answer = "reject"
+        try:
+            response = await self.server.connection.request_permission(
+                session_id=self.id,
+                tool_call=ToolCallUpdate.model_validate(self._mapper.permission_tool_call(request)),
+                options=[PermissionOption.model_validate(o) for o in PERMISSION_OPTIONS],
+            )
+            outcome = response.outcome
+            if getattr(outcome, "outcome", None) == "selected":
+                chosen = getattr(outcome, "option_id", "")
+                if chosen in ("approve", "approve_for_session", "reject"):
+                    answer = chosen
+                else:
+                    log.warning("unknown permission option %r treated as reject", chosen)
+        except asyncio.CancelledError:
+            request.resolve(ApprovalResponse(request_id=request.id, response="reject"))
+            raise
+        except Exception as exc:
+            log.warning("permission request failed (%s); treating it as reject", exc)
+        request.resolve(ApprovalResponse(request_id=request.id, response=answer))  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ prompts
+
+    async def prompt(self, blocks: list[Any]) -> dict[str, Any]:
+        user_input = prompt_to_user_input(blocks)
+        generation = self._generation
+        async with self._turn_lock:
+            if generation != self._generation:
+                return {"stopReason": "cancelled"}  # cancelled while waiting for the previous prompt
+            self._mapper.begin_turn()
+            self._live = True
+            try:
+                result = await self.core.run_turn(user_input)
+            except Exception as exc:
+                raise self._prompt_error(exc) from None
+            finally:
+                for update in self._mapper.flush():
+                    self.send_update(update)
+                self._live = False
+                for task in list(self._permissions):
+                    task.cancel()
+                # Skills the turn created or changed: the client hears of them after the response.
+                asyncio.get_running_loop().call_soon(self.core.refresh_commands)
+        return {"stopReason": STOP_REASONS.get(result.status, "end_turn")}
+
+    def _prompt_error(self, exc: Exception) -> RequestError:
+        """The JSON-RPC error for a failed turn; a visible note too when output had started."""
+        if isinstance(exc, LLMNotSet):
+            return auth_required(_sentence(str(exc)), auth_methods(self.server.client_capabilities_raw))
+        if isinstance(exc, LLMNotSupported):
+            return invalid_params("prompt", str(exc))
+        if isinstance(exc, SignInRequired):  # a Kimi account that must sign in again
+            return auth_required(str(exc), auth_methods(self.server.client_capabilities_raw))
+        if isinstance(exc, SessionBusy):  # another process (kimi web, a second IDE) runs a turn of it
+            return session_busy(str(exc), exc.holder)
+        message = str(exc) or type(exc).__name__
+        if isinstance(exc, ChatProviderError):
+            if self._mapper.shown_output:
+                self.send_update(
+                    {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"\n\n**Model error:** {message}"}}
+                )
+            return internal_error("Model provider error", message)
+        log.error("prompt failed", exc_info=exc)
+        return internal_error("Internal error", message)
+
+    def cancel(self) -> None:
+        self._generation += 1
+        self.core.cancel()
+        for task in list(self._permissions):
+            task.cancel()
+
+    # ------------------------------------------------------------------ history
+
+    def replay(self) -> None:
+        """Send the recorded history as updates (session/load), all before the load response.
+
+        Background subagents' cards replay like foreground ones; a background task this process
+        knows shows its current state. Cards a running background subagent will still update take
+        the replayed ids (the client has just been given those)."""
+        self.core.recorder.flush()
+        mapper = UpdateMapper(self.core.work_dir, replay=True, client_capabilities=self.server.client_capabilities_raw,
+                              task_state=self._task_state)
+        for record in read_wire_file(self.core.session.wire_file):
+            if isinstance(record.message, (Request, ApprovalResponse)):
+                continue
+            for update in mapper.map(record.message):
+                self.send_update(update)
+        for update in mapper.flush():
+            self.send_update(update)
+        if mapper.last_usage is not None:
+            self.send_update(mapper.last_usage)
+        self._mapper.follow(mapper)
+
+    async def close(self) -> None:
+        self._closed = True
+        self.cancel()
+        for task in list(self._background_permissions):
+            task.cancel()
+        self._unsubscribe()
+        self._unsubscribe_tasks()
+        await self.core.close()
+
+
+def _task_block(task: Any) -> BackgroundTaskDisplayBlock:
+    from ...tools.tasks import task_display  # loaded with the core's tools already
+
+    return task_display(task)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else text + "."

@@ -1,0 +1,548 @@
+"""Wire messages -> ACP `session/update` payloads, for live turns and for history replay.
+
+One `UpdateMapper` per session keeps the little state the mapping needs: which tool calls the
+current turn has shown (ACP ids are made unique across turns), the arguments still streaming for
+the open call, whether a call's output is shown by an embedded terminal, and which permission
+requests are open for which call.
+
+A card's status says what the user can rely on: `pending` while the arguments stream and while
+the user is asked, `in_progress` only once the call runs (a tool that never asks: when its
+arguments are complete; otherwise: when it is approved, or when its terminal is embedded), then
+`completed` or `failed` (a rejected or cancelled call is `failed`: ACP has no other end state).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any, Literal
+
+from ...wire.types import (
+    ApprovalRequest,
+    BackgroundTaskDisplayBlock,
+    ApprovalResponse,
+    CompactionBegin,
+    CompactionEnd,
+    DiffDisplayBlock,
+    ImageURLPart,
+    PlanDisplay,
+    ShellDisplayBlock,
+    StatusUpdate,
+    SteerInput,
+    StepRetry,
+    SubagentEvent,
+    TextPart,
+    ThinkPart,
+    TodoDisplayBlock,
+    ToolCall,
+    ToolCallPart,
+    ToolResult,
+    TurnBegin,
+    UserInput,
+)
+from ...wire.serde import WireDecodeError, from_envelope
+from .arguments import StreamingArguments
+from .convert import (
+    KEY_ARGUMENT,
+    ApprovalState,
+    content_blocks_for_display,
+    diff_content,
+    plan_entries,
+    read_locations,
+    result_content,
+    runs_unasked,
+    session_capability,
+    task_lines,
+    text_content,
+    tool_kind,
+    tool_locations,
+    tool_title,
+)
+
+Update = dict[str, Any]
+Status = Literal["pending", "in_progress", "completed", "failed"]  # ACP's tool call statuses
+ENDED = ("completed", "failed")
+TASK_STARTERS = frozenset({"Shell", "Agent"})  # their background result's card shows the task, kept up to date
+TaskState = Callable[[str], BackgroundTaskDisplayBlock | None]  # a task's current state, if known here
+
+
+@dataclass
+class _Call:
+    acp_id: str
+    name: str
+    args: StreamingArguments = field(default_factory=StreamingArguments)
+    prefix: str = ""  # "[explore] " for a subagent's call
+    agent: str | None = None  # the subagent whose call it is
+    task: BackgroundTaskDisplayBlock | None = None  # the background task the card shows (a started Shell / Agent)
+    title: str = ""
+    terminal: bool = False
+    closed: bool = False
+    status: Status = "pending"  # the last status the client was told
+
+    @property
+    def arguments(self) -> str:
+        return self.args.text
+
+    @property
+    def running_task(self) -> bool:
+        return self.task is not None and self.task.status == "running"
+
+
+class UpdateMapper:
+    """`approvals` (the core's) lets a call that will not ask (yolo, approved for the session) be
+    `in_progress` as soon as it starts; without it such a call stays `pending` until it ends,
+    unless a terminal is embedded. It is never `in_progress` while a permission request is open.
+
+    What the agent does on its own is shown too: a retried model request and a compaction of the
+    context as the client's `notice` / `compaction_update` when it advertised them
+    (`client_capabilities`), else as a short italic line of the agent's message.
+
+    A background subagent outlives the turn that started it: its open cards, open permission
+    requests and the `Agent` card it is tied to are kept across `begin_turn`, so its later
+    updates (also between prompts) find them. `task_state(task_id)` gives a background task's
+    current state, so a task card created after the task ended says so.
+    """
+
+    def __init__(
+        self,
+        cwd: Path,
+        *,
+        replay: bool = False,
+        approvals: ApprovalState | None = None,
+        tool_titles: Callable[[str], str | None] | None = None,
+        client_capabilities: dict[str, Any] | None = None,
+        task_state: TaskState | None = None,
+    ) -> None:
+        """`tool_titles(name)` names tools the mapper cannot know, e.g. "server: tool" for MCP."""
+        self.cwd = cwd
+        self.replay = replay
+        self.notices = session_capability(client_capabilities, "notices")
+        self.compaction_updates = session_capability(client_capabilities, "compaction")
+        self._compactions = 0
+        self._compaction_id: str | None = None
+        self.approvals = approvals
+        self._tool_titles = tool_titles
+        self._turn = uuid.uuid4().hex[:8]
+        self._calls: dict[str, _Call] = {}
+        self._prompt_begun = False
+        self._asking: dict[str, str] = {}  # open permission request id -> LLM tool call id
+        self._open: _Call | None = None
+        self._parents: dict[tuple[str, str], _Call] = {}  # (agent id, parent's LLM id) -> the Agent card of its run
+        self._task_cards: dict[str, _Call] = {}  # running background task id -> the card that shows it
+        self._task_state = task_state
+        self.shown_output = False  # any agent text sent this turn (errors then need a visible note)
+        self.last_usage: Update | None = None
+
+    def _title(self, name: str, arguments: str | dict[str, Any], prefix: str = "") -> str:
+        custom = self._tool_titles(name) if self._tool_titles is not None else None
+        return prefix + (custom or tool_title(name, arguments, self.cwd))
+
+    def begin_turn(self) -> None:
+        self._prompt_begun = False  # the prompt's own TurnBegin is still to come
+        self._turn = uuid.uuid4().hex[:8]
+        # What a background subagent still runs keeps its card; everything else is the last turn's.
+        self._calls = {k: c for k, c in self._calls.items() if c.agent is not None and c.status not in ENDED}
+        self._asking = {r: k for r, k in self._asking.items() if k in self._calls}
+        self._parents = {k: c for k, c in self._parents.items() if self._may_go_on(c)}
+        self._open = None
+        self.shown_output = False
+
+    def follow(self, replayed: UpdateMapper) -> None:
+        """After `replayed` sent this session's history again (session/load of an open session):
+        the cards still to be updated live take the ids the client knows now."""
+        pairs: list[tuple[dict[Any, _Call], dict[Any, _Call]]] = [
+            (self._calls, replayed._calls), (self._parents, replayed._parents), (self._task_cards, replayed._task_cards),
+        ]
+        for mine, theirs in pairs:
+            for key, call in mine.items():
+                other = theirs.get(key)
+                if other is not None:
+                    call.acp_id = other.acp_id
+
+    def task_ended(self, block: BackgroundTaskDisplayBlock) -> list[Update]:
+        """A background task ended: the card that shows it (its `Shell` / `Agent` call) says so."""
+        call = self._task_cards.pop(block.task_id, None)
+        if call is None:
+            return []
+        call.task = block
+        return [{"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "content": [text_content(task_lines([block]))]}]
+
+    def acp_id(self, llm_id: str) -> str:
+        call = self._calls.get(llm_id)
+        return call.acp_id if call else f"{self._turn}/{llm_id}"
+
+    # ------------------------------------------------------------------ mapping
+
+    def map(self, message: Any) -> list[Update]:
+        if isinstance(message, ToolCallPart):
+            return self._tool_call_part(message)
+        if isinstance(message, SubagentEvent):  # the parent's next call may still be streaming
+            return self._subagent_event(message)
+        updates = self._close_open_call()
+        if isinstance(message, TextPart):
+            if message.text:
+                self.shown_output = True
+                updates.append({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": message.text}})
+        elif isinstance(message, ThinkPart):
+            if message.think:
+                updates.append({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": message.think}})
+        elif isinstance(message, ImageURLPart):
+            updates.append({"sessionUpdate": "agent_message_chunk", "content": content_blocks_for_display(message)})
+        elif isinstance(message, ToolCall):
+            updates.extend(self._tool_call(message))
+        elif isinstance(message, ToolResult):
+            updates.extend(self._tool_result(message))
+        elif isinstance(message, ApprovalResponse):
+            updates.extend(self._approval_answered(message))
+        elif isinstance(message, StatusUpdate):
+            usage = self._usage(message)
+            if usage is not None:
+                self.last_usage = usage
+                if not self.replay:
+                    updates.append(usage)
+        elif isinstance(message, SteerInput):
+            updates.extend(user_chunks(message.user_input))
+        elif isinstance(message, PlanDisplay):
+            updates.append(self._agent_text(plan_text(message)))
+        elif isinstance(message, StepRetry):
+            if not self.replay:  # a live event: what was retried then does not matter when reloading
+                updates.append(self._retry(message))
+        elif isinstance(message, CompactionBegin):
+            updates.append(self._compaction_begin())
+        elif isinstance(message, CompactionEnd):
+            updates.extend(self._compaction_end())
+        elif isinstance(message, TurnBegin) and self.replay:
+            self.begin_turn()
+            updates.extend(user_chunks(message.user_input))
+        elif isinstance(message, TurnBegin):
+            # Live, the client shows the prompt it sent; a turn nested in it (a flow node's
+            # prompt, sent by the agent itself) would otherwise be invisible.
+            if self._prompt_begun:
+                updates.extend(user_chunks(message.user_input))
+            self._prompt_begun = True
+        return updates
+
+    def flush(self) -> list[Update]:
+        """Updates still owed at the end of a turn (a call whose arguments just finished)."""
+        return self._close_open_call()
+
+    def approval_requested(self, request: ApprovalRequest) -> list[Update]:
+        """Updates owed before asking about a call: its card complete, and `pending` again if needed.
+
+        The call stays `pending` until the answer (`ApprovalResponse`) says it may run.
+        """
+        # The card must be complete before we ask about it. A background subagent's card always is;
+        # the open call is then the root's, still streaming beside it.
+        updates = [] if request.source_kind == "background_agent" else self._close_open_call()
+        key = _call_key(request.tool_call_id, request.agent_id)
+        self._asking[request.id] = key
+        call = self._calls.get(key)
+        if call is not None and call.status == "in_progress":  # it was expected to run unasked
+            updates.append(self._status(call, "pending"))
+        return updates
+
+    def knows(self, llm_id: str) -> bool:
+        """Whether a card for this call is shown (a subagent's call: its id without the agent's)."""
+        return self._known_key(llm_id) in self._calls
+
+    def terminal_attached(self, llm_id: str, terminal_id: str) -> Update:
+        llm_id = self._known_key(llm_id)
+        call = self._calls.get(llm_id)
+        if call is not None:
+            call.terminal = True
+            call.status = "in_progress"  # a command runs in it: the card must say so
+        return {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": self.acp_id(llm_id),
+            "status": "in_progress",
+            "content": [{"type": "terminal", "terminalId": terminal_id}],
+        }
+
+    def permission_tool_call(self, request: ApprovalRequest) -> dict[str, Any]:
+        """The `toolCall` of a permission request: the card the user is asked about."""
+        key = _call_key(request.tool_call_id, request.agent_id)
+        call = self._calls.get(key)
+        arguments = call.args.final() if call else {}
+        name = call.name if call else request.sender
+        content: list[dict[str, Any]] = [diff_content(b) for b in request.display if isinstance(b, DiffDisplayBlock)]
+        if not content:
+            shell = next((b for b in request.display if isinstance(b, ShellDisplayBlock)), None)
+            text = f"```{shell.language}\n{shell.command}\n```" if shell else request.description
+            content = [text_content(text)]
+            tasks = [b for b in request.display if isinstance(b, BackgroundTaskDisplayBlock)]
+            if tasks:  # TaskStop: which task, in the words of its card
+                content.append(text_content(task_lines(tasks)))
+        return {
+            "toolCallId": self.acp_id(key),
+            "title": call.title if call and call.title else request.description,
+            "kind": tool_kind(name),
+            "status": "pending",
+            "rawInput": arguments,
+            "locations": tool_locations(name, arguments, self.cwd),
+            "content": content,
+        }
+
+    # ------------------------------------------------------------------ pieces
+
+    def _tool_call(
+        self, message: ToolCall, key: str | None = None, prefix: str = "", agent: str | None = None
+    ) -> list[Update]:
+        name = message.function.name
+        key = key or message.id
+        call = _Call(f"{self._turn}/{key}", name, StreamingArguments(message.function.arguments), prefix=prefix,
+                     agent=agent)
+        if key in self._calls:  # an id reused within one turn still gets its own card
+            call.acp_id = f"{call.acp_id}#{len(self._calls)}"
+        if agent is None:  # a new card for this id: subagent runs tied to an earlier one are over
+            for stale in [k for k, c in self._parents.items() if k[1] == key and not self._may_go_on(c)]:
+                del self._parents[stale]
+        self._calls[key] = call
+        arguments = call.args.final() or call.args.partial
+        call.title = self._title(name, arguments or call.arguments, prefix)
+        self._settle(call)
+        update: Update = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": call.acp_id,
+            "title": call.title,
+            "kind": tool_kind(name),
+            "status": "pending",
+            "rawInput": arguments,
+            "locations": tool_locations(name, arguments, self.cwd),
+            "content": [],
+        }
+        self._open = call
+        return [update]
+
+    def _tool_call_part(self, message: ToolCallPart) -> list[Update]:
+        call = self._open
+        if call is None or not message.arguments_part:
+            return []
+        if not call.args.append(message.arguments_part):  # read incrementally (acp/arguments.py)
+            return []
+        title = self._title(call.name, call.args.partial, call.prefix)
+        self._settle(call)
+        if title == call.title:
+            return []  # nothing the user would see changed: no update per argument chunk
+        call.title = title
+        return [
+            {"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "title": title, "rawInput": call.args.partial}
+        ]
+
+    def _settle(self, call: _Call) -> None:
+        """Stop reading a call's arguments as they stream once its title cannot change any more."""
+        if not call.args.watching:
+            return
+        key = KEY_ARGUMENT.get(call.name)
+        custom = self._tool_titles(call.name) if self._tool_titles is not None else None
+        if key is None or custom or call.args.complete(key):
+            call.args.stop_watching()
+
+    def _close_open_call(self) -> list[Update]:
+        call, self._open = self._open, None
+        if call is None or call.closed:
+            return []
+        call.closed = True
+        arguments = call.args.final()
+        # read once: the title from the parsed arguments, from the text only when it is not JSON
+        call.title = self._title(call.name, arguments or call.arguments, call.prefix)
+        update: Update = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call.acp_id,
+            "title": call.title,
+            "rawInput": arguments,
+            "locations": tool_locations(call.name, arguments, self.cwd),
+        }
+        # The call starts now. Say so only if it cannot be about to ask for approval: a replay
+        # has the final status next anyway.
+        if not self.replay and call.status == "pending" and runs_unasked(call.name, self.approvals, arguments):
+            call.status = update["status"] = "in_progress"
+        return [update]
+
+    def _approval_answered(self, message: ApprovalResponse) -> list[Update]:
+        """An approved call runs now; a rejected one fails with its result, which follows."""
+        llm_id = self._asking.pop(message.request_id, None)
+        call = self._calls.get(llm_id) if llm_id is not None else None
+        if call is None or message.response == "reject" or call.status != "pending":
+            return []
+        return [self._status(call, "in_progress")]
+
+    @staticmethod
+    def _status(call: _Call, status: Status) -> Update:
+        call.status = status
+        return {"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "status": status}
+
+    def _tool_result(self, message: ToolResult, key: str | None = None) -> list[Update]:
+        key = key or message.tool_call_id
+        call = self._calls.get(key)
+        name = call.name if call else ""
+        result = message.return_value
+        terminal_shown = bool(call and call.terminal and not self.replay)
+        status: Status = "failed" if result.is_error else "completed"
+        if call is not None:
+            call.status = status
+        update: Update = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": self.acp_id(key),
+            "status": status,
+        }
+        content = result_content(name, result, terminal_shown=terminal_shown)
+        if content is not None:
+            update["content"] = content
+        edits = [b for b in result.display if isinstance(b, DiffDisplayBlock) and b.new_start]
+        if edits and call is not None:
+            update["locations"] = [{"path": b.path, "line": first_changed_line(b)} for b in edits[:20]]
+        elif name == "ReadFile" and call is not None:
+            read = read_locations(call.args.final(), result, self.cwd)
+            if read is not None:
+                update["locations"] = read
+        tasks = [b for b in result.display if isinstance(b, BackgroundTaskDisplayBlock)]
+        if call is not None and call.agent is None and name in TASK_STARTERS and len(tasks) == 1 and not result.is_error:
+            self._show_task(call, tasks[0], update)
+        updates = [update]
+        for block in result.display:
+            if isinstance(block, TodoDisplayBlock):
+                entries = plan_entries(block)
+                updates.append({"sessionUpdate": "plan", "entries": entries})
+        return updates
+
+    def _show_task(self, call: _Call, block: BackgroundTaskDisplayBlock, update: Update) -> None:
+        """The card of a started background task: it shows the task's state, now and when it ends."""
+        current = self._task_state(block.task_id) if self._task_state is not None else None
+        if current is not None and current.status != block.status:  # it ended before its card was complete
+            block = current
+            update["content"] = [text_content(task_lines([block]))]
+        call.task = block
+        if call.running_task:
+            self._task_cards[block.task_id] = call
+
+    def _may_go_on(self, parent: _Call) -> bool:
+        """Whether a subagent tied to this `Agent` card may still send events: its background task
+        runs (live), or it ran in the background at all (a replay: the state it shows is today's)."""
+        return parent.running_task or (self.replay and parent.task is not None)
+
+    def _parent(self, agent: str, parent_id: str) -> _Call | None:
+        """The `Agent` card a subagent's run is tied to: found once in the turn that made it, then kept."""
+        key = (agent, parent_id)
+        parent = self._parents.get(key)
+        if parent is None:
+            parent = self._calls.get(parent_id)
+            if parent is not None:
+                self._parents[key] = parent
+        return parent
+
+    def _subagent_event(self, message: SubagentEvent) -> list[Update]:
+        """A subagent's call is a card of its own: titled with the subagent's type, tied to the
+        parent's card in `_meta`, keyed by agent so its approvals find it. The subagent's text is
+        shown in the parent's card while it runs (the result replaces it)."""
+        try:
+            event = from_envelope(message.event.model_dump())
+        except WireDecodeError:
+            return []
+        agent = message.agent_id or "subagent"
+        parent_id = message.parent_tool_call_id or ""
+        parent = self._parent(agent, parent_id)
+        if isinstance(event, ToolCall):
+            key = _call_key(event.id, agent)
+            streaming = self._open
+            updates = self._tool_call(event, key, prefix=f"[{message.subagent_type or 'subagent'}] ", agent=agent)
+            parent_acp_id = parent.acp_id if parent is not None else self.acp_id(parent_id)
+            updates[0]["_meta"] = {"kimi": {"parentToolCallId": parent_acp_id, "agentId": agent,
+                                            "subagentType": message.subagent_type}}
+            updates += self._close_open_call()  # it arrives whole
+            self._open = streaming
+            return updates
+        if isinstance(event, ToolResult):
+            return self._tool_result(event, _call_key(event.tool_call_id, agent))
+        if isinstance(event, TextPart) and event.text.strip() and parent is not None:
+            content = [text_content(event.text)]
+            if parent.task is not None:  # a background agent: its card shows the task's state, then its latest message
+                if self.replay or not parent.running_task:
+                    return []
+                content.insert(0, text_content(task_lines([parent.task])))
+            elif parent.status in ENDED:
+                return []
+            return [{"sessionUpdate": "tool_call_update", "toolCallId": parent.acp_id, "content": content}]
+        return []
+
+    def _known_key(self, llm_id: str) -> str:
+        """`llm_id` as a key of `_calls`: itself, or the one subagent call with that id."""
+        if llm_id in self._calls:
+            return llm_id
+        matches = [k for k in self._calls if k.endswith("/" + llm_id)]
+        return matches[-1] if matches else llm_id
+
+    def _agent_text(self, text: str) -> Update:
+        self.shown_output = True
+        return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+
+    def _retry(self, message: StepRetry) -> Update:
+        title = f"Retrying after {retry_cause(message)} (attempt {message.next_attempt} of {message.max_attempts})"
+        if self.notices:
+            return {
+                "sessionUpdate": "notice",
+                "severity": "warning",
+                "title": title,
+                "description": f"The model request failed; trying again in {message.wait_s:g} s.",
+            }
+        return self._agent_text(f"\n\n_{title}…_\n\n")
+
+    def _compaction_begin(self) -> Update:
+        self._compactions += 1
+        self._compaction_id = f"{self._turn}-compaction-{self._compactions}"
+        if self.compaction_updates:
+            return {"sessionUpdate": "compaction_update", "compactionId": self._compaction_id, "status": "in_progress"}
+        return self._agent_text("\n\n_Compacting the conversation to free up context…_\n\n")
+
+    def _compaction_end(self) -> list[Update]:
+        compaction_id, self._compaction_id = self._compaction_id, None
+        if self.compaction_updates:
+            if compaction_id is None:
+                return []
+            return [{"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": "completed"}]
+        return [self._agent_text("_Context compacted: older messages are now a summary._\n\n")]
+
+    @staticmethod
+    def _usage(message: StatusUpdate) -> Update | None:
+        if message.context_tokens is None or not message.max_context_tokens:
+            return None
+        return {"sessionUpdate": "usage_update", "used": max(0, message.context_tokens), "size": message.max_context_tokens}
+
+
+def _call_key(llm_id: str, agent_id: str | None) -> str:
+    """Calls of subagents are kept apart from the parent's (their ids may repeat)."""
+    return f"{agent_id}/{llm_id}" if agent_id else llm_id
+
+
+def first_changed_line(block: DiffDisplayBlock) -> int:
+    """The line a hunk's change starts at (its context lines skipped), for jump-to-edit."""
+    old, new = block.old_text.splitlines(), block.new_text.splitlines()
+    same = 0
+    while same < min(len(old), len(new)) and old[same] == new[same]:
+        same += 1
+    return (block.new_start or 1) + same
+
+
+def retry_cause(message: StepRetry) -> str:
+    """What failed, in a few words: "a 503", "a connection error", "an empty reply"."""
+    if message.status_code:
+        return f"a {message.status_code}"
+    causes = {
+        "APIConnectionError": "a connection error",
+        "APITimeoutError": "a timeout",
+        "APIEmptyResponseError": "an empty reply",
+    }
+    return causes.get(message.error_type, "an error")
+
+
+def plan_text(message: PlanDisplay) -> str:
+    """ExitPlanMode's plan as the user reads it before approving: a titled block of the chat."""
+    body = message.content.strip("\n")
+    return f"\n\n**Plan** (`{message.file_path}`)\n\n{body}\n\n"
+
+
+def user_chunks(user_input: UserInput) -> list[Update]:
+    if isinstance(user_input, str):
+        return [{"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": user_input}}]
+    return [{"sessionUpdate": "user_message_chunk", "content": content_blocks_for_display(p)} for p in user_input]

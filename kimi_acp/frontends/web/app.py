@@ -1,0 +1,181 @@
+"""The `kimi web` HTTP app (Starlette): the page, its assets, the event stream (SSE), controls (POST).
+
+Every request must carry the server's random token (`?token=` or the `X-Kimi-Token` header), so
+neither another local user nor a web page in the same browser can drive the agent; without it the
+answer is 401, with a wrong one 403. Responses forbid framing and send no Referer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .hub import Driver, Hub, WebError
+
+log = logging.getLogger(__name__)
+TOKEN_HEADER = "x-kimi-token"
+HEARTBEAT_S = 15.0
+ASSETS = {
+    "app.js": "text/javascript; charset=utf-8",
+    "markdown.js": "text/javascript; charset=utf-8",
+    "style.css": "text/css; charset=utf-8",
+}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+}
+
+
+class TokenGuard:
+    """ASGI middleware: refuse any request without the token (constant-time comparison)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token.encode("ascii")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        given = request.headers.get(TOKEN_HEADER) or request.query_params.get("token")
+        if not given:
+            await _plain(401, "This kimi web server needs the token from the URL it printed.")(scope, receive, send)
+            return
+        if not hmac.compare_digest(given.encode("utf-8", "replace"), self.token):
+            await _plain(403, "Wrong token for this kimi web server.")(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _plain(status: int, text: str) -> Response:
+    return Response(text + "\n", status_code=status, media_type="text/plain", headers=SECURITY_HEADERS)
+
+
+def _json(data: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(data, status_code=status, headers=SECURITY_HEADERS)
+
+
+def _asset(name: str) -> str:
+    return resources.files("kimi_acp.frontends.web").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def create_app(hub: Hub, token: str) -> ASGIApp:
+    page = _asset("index.html").replace("__TOKEN__", token)
+    assets = {name: _asset(name) for name in ASSETS}
+
+    async def index(request: Request) -> Response:
+        return Response(page, media_type="text/html; charset=utf-8", headers=SECURITY_HEADERS)
+
+    async def asset(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in assets:
+            return _plain(404, "Not found.")
+        return Response(assets[name], media_type=ASSETS[name], headers=SECURITY_HEADERS)
+
+    async def list_sessions(request: Request) -> Response:
+        return _json({"work_dir": str(hub.work_dir), "sessions": hub.list_sessions(), **hub.models()})
+
+    async def new_session(request: Request) -> Response:
+        try:
+            driver = hub.new_session()
+        except WebError as exc:  # e.g. the config's agent_file became unusable
+            return _json({"error": str(exc)}, exc.status)
+        return _json({"id": driver.core.session.id}, 201)
+
+    async def events(request: Request) -> Response:
+        driver = _driver(hub, request)
+        if isinstance(driver, Response):
+            return driver
+        attached = driver.attach()
+
+        async def stream() -> Any:
+            try:
+                while True:
+                    try:
+                        item = await asyncio.wait_for(attached.queue.get(), HEARTBEAT_S)
+                    except asyncio.TimeoutError:
+                        yield ": keep-alive\n\n"
+                        continue
+                    if item is None:
+                        return
+                    yield "data: " + json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n\n"
+            finally:
+                driver.detach(attached)
+
+        headers = {**SECURITY_HEADERS, "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+    async def control(request: Request) -> Response:
+        driver = _driver(hub, request)
+        if isinstance(driver, Response):
+            return driver
+        try:
+            body = await request.json()
+        except ValueError:
+            return _json({"error": "The body must be a JSON object."}, 400)
+        if not isinstance(body, dict):
+            return _json({"error": "The body must be a JSON object."}, 400)
+        action = request.path_params["action"]
+        try:
+            if action == "prompt":
+                driver.prompt(_text(body, "text"))
+            elif action == "steer":
+                driver.steer(_text(body, "text"))
+            elif action == "cancel":
+                driver.cancel()
+            elif action == "approval":
+                feedback = body.get("feedback") or ""
+                driver.answer_approval(_text(body, "request_id"), _text(body, "response"), str(feedback))
+            elif action == "question":
+                answers = body.get("answers") or {}
+                if not isinstance(answers, dict):
+                    raise WebError("answers must be an object {question: label}.", 400)
+                driver.answer_question(_text(body, "request_id"), answers)
+            elif action == "plan_mode":
+                driver.set_plan_mode(bool(body.get("enabled")))
+            elif action == "model":
+                await driver.set_model(_text(body, "alias"))
+            else:
+                return _json({"error": f"Unknown action {action!r}."}, 404)
+        except WebError as exc:
+            return _json({"error": str(exc)}, exc.status)
+        return _json({"ok": True, "status": driver.status()})
+
+    routes = [
+        Route("/", index),
+        Route("/static/{name}", asset),
+        Route("/api/sessions", list_sessions, methods=["GET"]),
+        Route("/api/sessions", new_session, methods=["POST"]),
+        Route("/api/sessions/{session_id}/events", events),
+        Route("/api/sessions/{session_id}/{action}", control, methods=["POST"]),
+    ]
+    app = Starlette(routes=routes)
+    return TokenGuard(app, token)
+
+
+def _driver(hub: Hub, request: Request) -> Driver | Response:
+    try:
+        return hub.driver(request.path_params["session_id"])
+    except WebError as exc:
+        return _json({"error": str(exc)}, exc.status)
+
+
+def _text(body: dict[str, Any], key: str) -> str:
+    value = body.get(key)
+    if not isinstance(value, str):
+        raise WebError(f"{key!r} must be a string.", 400)
+    return value

@@ -1,0 +1,300 @@
+"""The glue between the page and the agent: one `Driver` per open session, one queue per page.
+
+Sessions come from the same store as `kimi acp` and `kimi --wire` (kimi_acp/sessions.py), so a
+session started in an IDE is listed and can be continued here. A driver owns the session's
+AgentCore and turns; every page watching the session gets every Wire message (through its own
+PageView). Requests (approvals, questions) wait here until a page answers them over POST.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ... import sessions
+from ...config import LoadedConfig
+from ...core.agent_core import INTERNAL_SIGNALS, AgentCore, ModeChanged, TitleChanged
+from ...core.errors import NoTurnInProgress
+from ...wire.file import read_wire_file
+from ...wire.types import (
+    ApprovalRequest,
+    ApprovalResponse,
+    QuestionRequest,
+    QuestionResponse,
+    Request,
+    TurnEnd,
+)
+from .events import PageView, notification
+
+if TYPE_CHECKING:
+    from ...agent_file import AgentSetup
+
+log = logging.getLogger(__name__)
+QUEUE_LIMIT = 10_000  # a page that stops reading is dropped rather than growing without bound
+
+
+class WebError(Exception):
+    """A control the page sent cannot be done now; `status` is the HTTP status to answer with."""
+
+    def __init__(self, message: str, status: int = 409) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """A notification made here rather than mapped from a Wire message (status, errors)."""
+
+    data: dict[str, Any]
+
+
+class Page:
+    """One connected page: a queue of notifications, mapped from the session's messages."""
+
+    def __init__(self) -> None:
+        self.view = PageView()
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.dropped = False
+
+    def push(self, item: Any, *, live: bool = True) -> None:
+        if self.dropped:
+            return
+        items = [item.data] if isinstance(item, _Raw) else self.view.feed(item, live=live)
+        for data in items:
+            if self.queue.qsize() >= QUEUE_LIMIT:
+                self.dropped = True
+                self.queue.put_nowait(None)  # ends the page's stream; it reconnects and replays
+                return
+            self.queue.put_nowait(data)
+
+
+class Driver:
+    """One session driven from the browser."""
+
+    def __init__(self, core: AgentCore) -> None:
+        self.core = core
+        self.pages: set[Page] = set()
+        self.pending: dict[str, Request] = {}
+        self.turn: asyncio.Task[None] | None = None
+        core.stream.subscribe(self._on_message)
+
+    @property
+    def busy(self) -> bool:
+        return self.turn is not None and not self.turn.done()
+
+    def status(self) -> dict[str, Any]:
+        core = self.core
+        return {
+            "session_id": core.session.id,
+            "title": core.session.title(),
+            "busy": self.busy,
+            "plan_mode": core.plan_mode,
+            "yolo": core.approvals.yolo,
+            "model": core.model_alias or core.config.default_model or "",
+        }
+
+    def _on_message(self, message: Any) -> None:
+        if isinstance(message, (ModeChanged, TitleChanged)):
+            self._broadcast(_Raw(notification("Status", self.status())))
+            return
+        if isinstance(message, INTERNAL_SIGNALS):
+            return
+        if isinstance(message, Request):
+            if isinstance(message, (ApprovalRequest, QuestionRequest)):
+                self.pending[message.id] = message
+            else:
+                message.resolve(None)  # external tools and client hooks are Wire-only
+        self._broadcast(message)
+        if isinstance(message, TurnEnd):
+            self.pending = {k: r for k, r in self.pending.items() if not r.resolved}
+
+    def _broadcast(self, item: Any) -> None:
+        for page in list(self.pages):
+            page.push(item)
+
+    # ------------------------------------------------------------------ pages
+
+    def attach(self) -> Page:
+        """A new page: the session's history first (from wire.jsonl), then live messages.
+
+        Synchronous from reading the file to subscribing, so no message falls in between."""
+        page = Page()
+        page.push(_Raw(notification("Reset", self.status())))
+        self.core.recorder.flush()
+        for record in read_wire_file(self.core.session.wire_file):
+            page.push(record.message, live=False)
+        for request in self.pending.values():
+            if not request.resolved:
+                method = "ApprovalRequest" if isinstance(request, ApprovalRequest) else "QuestionRequest"
+                page.push(_Raw(notification(method, request.model_dump(mode="json"))))
+        page.push(_Raw(notification("HistoryEnd", self.status())))
+        self.pages.add(page)
+        return page
+
+    def detach(self, page: Page) -> None:
+        self.pages.discard(page)
+
+    # ------------------------------------------------------------------ controls
+
+    def prompt(self, text: str) -> None:
+        if self.busy:
+            raise WebError("A turn is already running: steer it, or cancel it first.")
+        if not text.strip():
+            raise WebError("The prompt is empty.", 400)
+        self.turn = asyncio.create_task(self._run(text))
+        self._broadcast(_Raw(notification("Status", {**self.status(), "busy": True})))
+
+    async def _run(self, text: str) -> None:
+        try:
+            await self.core.run_turn(text)
+            sessions.set_last_session_id(self.core.work_dir, self.core.session.id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # shown on the page; the server goes on
+            log.info("turn failed: %s", exc)
+            self._broadcast(_Raw(notification("Error", {"message": str(exc) or type(exc).__name__})))
+        finally:
+            self.turn = None
+            self._broadcast(_Raw(notification("Status", self.status())))
+
+    def steer(self, text: str) -> None:
+        if not text.strip():
+            raise WebError("The steer text is empty.", 400)
+        try:
+            self.core.steer(text)
+        except NoTurnInProgress as exc:
+            raise WebError(str(exc)) from None
+
+    def cancel(self) -> None:
+        if not self.core.cancel():
+            raise WebError("No turn is running.")
+
+    def answer_approval(self, request_id: str, response: str, feedback: str = "") -> None:
+        request = self.pending.get(request_id)
+        if not isinstance(request, ApprovalRequest) or request.resolved:
+            raise WebError("That approval is no longer waiting for an answer.", 404)
+        if response not in ("approve", "approve_for_session", "reject"):
+            raise WebError("response must be approve, approve_for_session or reject.", 400)
+        request.resolve(ApprovalResponse(request_id=request_id, response=response, feedback=feedback))  # type: ignore[arg-type]
+        self.pending.pop(request_id, None)
+
+    def answer_question(self, request_id: str, answers: dict[str, Any]) -> None:
+        request = self.pending.get(request_id)
+        if not isinstance(request, QuestionRequest) or request.resolved:
+            raise WebError("That question is no longer waiting for an answer.", 404)
+        request.resolve(QuestionResponse(request_id=request_id, answers=answers))
+        self.pending.pop(request_id, None)
+        self._broadcast(_Raw(notification("RequestResolved", {"id": request_id, "response": "answered"})))
+
+    def set_plan_mode(self, enabled: bool) -> None:
+        self.core.set_plan_mode(enabled)
+        self._broadcast(_Raw(notification("Status", self.status())))
+
+    async def set_model(self, alias: str) -> None:
+        if self.busy:
+            raise WebError("The model cannot change while a turn is running.")
+        from ...config import ConfigError
+
+        try:
+            await self.core.set_model(alias, self.core.thinking)
+        except ConfigError as exc:
+            raise WebError(str(exc), 400) from None
+        self._broadcast(_Raw(notification("Status", self.status())))
+
+    async def close(self) -> None:
+        for request in list(self.pending.values()):
+            if isinstance(request, ApprovalRequest):
+                request.resolve(ApprovalResponse(request_id=request.id, response="reject"))
+            else:
+                request.resolve(QuestionResponse(request_id=request.id))
+        for page in list(self.pages):
+            page.queue.put_nowait(None)
+        await self.core.close()
+
+
+class Hub:
+    """The sessions of one work dir that pages have opened, each with its driver."""
+
+    def __init__(self, work_dir: Path, loaded: LoadedConfig, *, yolo: bool = False) -> None:
+        self.work_dir = work_dir
+        self.loaded = loaded
+        self.yolo = yolo
+        self.drivers: dict[str, Driver] = {}
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        listed = {s.id: s for s in sessions.list_sessions(self.work_dir)}
+        for session_id, driver in self.drivers.items():  # a new session shows before its first turn
+            listed.setdefault(session_id, driver.core.session)
+        out = []
+        for session in sorted(listed.values(), key=lambda s: s.updated_at(), reverse=True):
+            driver = self.drivers.get(session.id)
+            out.append({
+                "id": session.id,
+                "title": session.title(),
+                "updated_at": session.updated_at(),
+                "busy": driver.busy if driver else False,
+            })  # fmt: skip
+        return out
+
+    def models(self) -> dict[str, Any]:
+        config = self.loaded.config
+        return {"default": config.default_model or "", "models": sorted(config.models)}
+
+    def new_session(self) -> Driver:
+        agent = self._agent()  # a bad agent file is refused before a session is created
+        return self._drive(sessions.create(self.work_dir), agent)
+
+    def driver(self, session_id: str) -> Driver:
+        if session_id in self.drivers:
+            return self.drivers[session_id]
+        if not sessions.is_valid_session_id(session_id):
+            raise WebError(f"invalid session id {session_id!r}", 404)
+        session = sessions.find(self.work_dir, session_id)
+        if session is None:
+            raise WebError(f"no session {session_id} in {self.work_dir}", 404)
+        return self._drive(session, self._agent())
+
+    def _agent(self) -> AgentSetup | None:
+        """The config's `agent_file` for the next session (read again each time, like kimi acp)."""
+        from ...root_core import AgentFileProblem, load_root_agent
+
+        try:
+            return load_root_agent(self.loaded)
+        except AgentFileProblem as exc:
+            raise WebError(f"Invalid configuration: {exc}", 500) from None
+
+    def _drive(self, session: sessions.Session, agent: AgentSetup | None) -> Driver:
+        from ...kaos.local import LocalKaos
+        from ...root_core import build_root_core
+        from ...tools.plan import set_plan_mode_support
+        from ...tools.question import set_question_support
+
+        # the agent file, skills, [[hooks]] and the Agent tool (its children's messages show as
+        # the tool's card), as in every front end
+        core = build_root_core(session, self.loaded, LocalKaos(), agent=agent, yolo=self.yolo or None)
+        set_question_support(core.toolset, "full")  # the page shows questions
+        set_plan_mode_support(core.toolset, True)  # and plan mode
+        driver = Driver(core)
+        self.drivers[session.id] = driver
+        return driver
+
+    def end_streams(self) -> None:
+        """The server is stopping: end every page's event stream now (they would keep it open)."""
+        for driver in self.all():
+            for page in list(driver.pages):
+                page.queue.put_nowait(None)
+
+    def all(self) -> Iterator[Driver]:
+        return iter(list(self.drivers.values()))
+
+    async def close(self) -> None:
+        for driver in self.all():
+            try:
+                await driver.close()
+            except Exception:
+                log.exception("closing session %s failed", driver.core.session.id)
+        self.drivers.clear()

@@ -1,0 +1,67 @@
+"""Where a session's skill directories are, and whether any exists: standard library only.
+
+Apart from `skills.py` because the early Wire `initialize` answer asks it before anything heavy is
+loaded: when no skill directory exists, that answer lists the built-in commands at once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..util.share_dir import share_dir
+
+
+class SkillSources:
+    """What decides a session's skill directories (looked at again on every refresh).
+
+    A plain class, not a dataclass: building one at import time costs ~0.6 ms on the early Wire path."""
+
+    def __init__(
+        self,
+        work_dir: Path,
+        skills_dirs: tuple[Path, ...] = (),  # --skills-dir
+        extra_dirs: tuple[str, ...] = (),  # config extra_skill_dirs
+        merge_brands: bool = True,  # config merge_all_available_skills
+        home: Path | None = None,  # for tests; default Path.home()
+    ) -> None:
+        self.work_dir = work_dir
+        self.skills_dirs = tuple(skills_dirs)
+        self.extra_dirs = tuple(extra_dirs)
+        self.merge_brands = merge_brands
+        self.home = home
+
+    def roots(self) -> list[Path]:
+        home = self.home or Path.home()
+        roots: list[Path] = []
+        if self.skills_dirs:
+            roots += self.skills_dirs
+        else:
+            work = self.work_dir
+            roots += _existing([work / ".kimi" / "skills", work / ".claude" / "skills", work / ".codex" / "skills"], self.merge_brands)
+            roots += _existing([work / ".agents" / "skills"], False)
+            user = [share_dir() / "skills", home / ".claude" / "skills", home / ".codex" / "skills"]
+            roots += _existing(user, self.merge_brands)
+            roots += _existing([home / ".config" / "agents" / "skills", home / ".agents" / "skills"], False)
+        for extra in self.extra_dirs:
+            path = Path(extra).expanduser()
+            roots.append(path if path.is_absolute() else self.work_dir / path)
+        unique: list[Path] = []
+        seen: set[str] = set()
+        for root in roots:
+            key = os.path.realpath(root)
+            if key not in seen:
+                seen.add(key)
+                unique.append(root)
+        return unique
+
+
+def _existing(candidates: list[Path], all_of_them: bool) -> list[Path]:
+    found = [c for c in candidates if c.is_dir()]
+    return found if all_of_them else found[:1]
+
+
+def may_have_skills(sources: SkillSources) -> bool:
+    """Whether any skill directory exists (cheap: a few stat calls). The early Wire `initialize`
+    answer lists only the built-in commands, so it is given only when this is False."""
+    return any(root.is_dir() for root in sources.roots())

@@ -1,0 +1,78 @@
+"""Logging to `$KIMI_SHARE_DIR/logs/kimi.log`: never stdout (the protocol), never stderr by default."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from ..util.share_dir import share_dir
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
+MAX_BYTES = 5 * 1024 * 1024
+BACKUPS = 3
+
+
+class RotatingLogFile(logging.FileHandler):
+    """`kimi.log`, moved to `kimi.log.1` (and on, up to `.{backups}`) before a record would take it
+    past `max_bytes`: logging.handlers.RotatingFileHandler's rule, without importing
+    `logging.handlers` (pickle, queue: ~4 ms of every server's start-up)."""
+
+    def __init__(self, path: Path, max_bytes: int = MAX_BYTES, backups: int = BACKUPS) -> None:
+        super().__init__(path, encoding="utf-8", delay=True)
+        self.max_bytes = max_bytes
+        self.backups = backups
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if self._full_with(record):
+                self._rotate()
+        except Exception:  # as logging does: a broken log never breaks the server
+            self.handleError(record)
+            return
+        super().emit(record)
+
+    def _full_with(self, record: logging.LogRecord) -> bool:
+        base = self.baseFilename
+        if os.path.exists(base) and not os.path.isfile(base):
+            return False  # e.g. pointed at /dev/null: never rotated
+        if self.stream is None:
+            self.stream = self._open()
+        self.stream.seek(0, os.SEEK_END)
+        size = self.stream.tell()
+        return size > 0 and size + len(self.format(record)) + 1 >= self.max_bytes
+
+    def _rotate(self) -> None:
+        self.stream.close()
+        self.stream = None  # type: ignore[assignment]
+        base = self.baseFilename
+        if self.backups > 0:
+            for index in range(self.backups - 1, 0, -1):
+                if os.path.exists(f"{base}.{index}"):
+                    os.replace(f"{base}.{index}", f"{base}.{index + 1}")
+            if os.path.exists(base):  # gone if someone deleted it: the new file starts afresh
+                os.replace(base, f"{base}.1")
+        self.stream = self._open()
+
+
+def setup_logging(component: str) -> None:
+    """Send all records to the rotating log file (5 MiB x 3); level from `KIMI_LOG_LEVEL` (INFO)."""
+    root = logging.getLogger()
+    if getattr(root, "_kimi_configured", False):
+        return
+    level = getattr(logging, os.environ.get("KIMI_LOG_LEVEL", "INFO").upper(), logging.INFO)
+    handler: logging.Handler
+    try:
+        directory = share_dir() / "logs"
+        directory.mkdir(parents=True, exist_ok=True)
+        handler = RotatingLogFile(directory / "kimi.log")
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    except OSError:
+        handler = logging.NullHandler()  # no writable share dir: stay silent rather than pollute stdio
+    root.addHandler(handler)
+    root.setLevel(level)
+    # Request lines of the HTTP stack add nothing and could carry query strings.
+    for noisy in ("httpx", "httpcore", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    root._kimi_configured = True  # type: ignore[attr-defined]
+    logging.getLogger("kimi_acp").info("%s starting (pid %d)", component, os.getpid())

@@ -18,7 +18,7 @@ import threading
 from types import ModuleType
 from typing import Any
 
-from ..startup.early import join_meta_path, leave_meta_path
+from ..util.meta_path import join_meta_path, leave_meta_path
 
 _lock = threading.Lock()
 

@@ -1,29 +1,7 @@
-"""Wire protocol constants and the `initialize` answer, importable before anything heavy."""
+"""Wire protocol constants (the vocabulary's version and our server name), standard library only."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Any
 
 WIRE_PROTOCOL_VERSION = "1.10"
 WIRE_PROTOCOL_LEGACY_VERSION = "1.1"
 SERVER_NAME = "kimi-acp"
-
-
-def initialize_result(commands: Sequence[Any] | None = None) -> dict[str, Any]:
-    """The `initialize` result without external tools (the early answer, and the server's base).
-
-    `commands` is the session's slash command list (`core.slash.commands()`); the built-ins when
-    not given (the early answer, sent only when no skill can exist, see `wire_main`)."""
-    from .. import __version__
-    from ..core.hook_events import HOOK_EVENTS
-    from ..core.slash import BUILTIN_COMMANDS, wire_entries
-
-    return {
-        "protocol_version": WIRE_PROTOCOL_VERSION,
-        "server": {"name": SERVER_NAME, "version": __version__},
-        "slash_commands": wire_entries(BUILTIN_COMMANDS if commands is None else commands),
-        "capabilities": {"supports_question": True},  # AskUserQuestion, for clients that declare it
-        # Counts of [[hooks]] and subscriptions: the server fills them in (see wire_main's early answer).
-        "hooks": {"supported_events": list(HOOK_EVENTS), "configured": {}},
-    }

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kimi_acp.startup import early
+from kimi_acp.util import meta_path
 
 
 @pytest.fixture()
@@ -95,14 +96,14 @@ def test_finders_join_and_leave_by_replacing_the_list():
     """An import walking the old list meanwhile (another thread) sees it unchanged."""
     finder = object()
     walking = sys.meta_path
-    early.join_meta_path(finder)
+    meta_path.join_meta_path(finder)
     try:
         assert sys.meta_path[0] is finder and finder not in walking
         joined = sys.meta_path
-        early.leave_meta_path(finder)
+        meta_path.leave_meta_path(finder)
         assert finder not in sys.meta_path and joined[0] is finder
     finally:
-        early.leave_meta_path(finder)
+        meta_path.leave_meta_path(finder)
     assert sys.meta_path == walking
 
 

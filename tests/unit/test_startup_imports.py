@@ -10,7 +10,7 @@ PROBE = """
 import sys
 from kimi_acp.frontends.acp import server
 from kimi_acp.tools import builtin_tools
-from kimi_acp.startup.early import warm_up_core
+from kimi_acp.startup.warm_up import warm_up_core
 builtin_tools()
 warm_up_core()  # the tool schemas too
 print(sorted(m for m in sys.modules if m == "httpx" or m.startswith(("httpx.", "httpcore"))))

@@ -16,7 +16,7 @@ from typing import Any
 
 STDIN_LIMIT = 50 * 1024 * 1024
 SHUTDOWN_GRACE_S = 2.0  # for handlers still answering when stdin closes
-SCHEMA_INDEX_DELAY_S = 2.0  # after the warm-ups (early.WARM_DELAY_S)
+SCHEMA_INDEX_DELAY_S = 2.0  # after the warm-ups (warm_up.WARM_DELAY_S)
 
 
 def terminal_hint(command: str) -> str:
@@ -119,7 +119,7 @@ async def _serve(server_module: Any, started: Any) -> int:
     agent = server_module.AcpServer(transport, initialize_params=started.handshake)
     connection = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
     install_guard(connection, agent)
-    from ...startup.early import warm_up_in_background
+    from ...startup.warm_up import warm_up_in_background
 
     warm_up_in_background(model=_default_model)
     _cache_schema_index_later()

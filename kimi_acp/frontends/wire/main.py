@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...errors import ConfigError
+
 STDIN_LIMIT = 100 * 1024 * 1024
 
 _VALUE_OPTIONS = {
@@ -91,7 +93,7 @@ def parse_fast(argv: list[str]) -> dict[str, Any] | None:
     return options if wire else None
 
 
-class StartupError(Exception):
+class StartupError(ConfigError):
     """A one-line reason the server cannot start (exit code 2)."""
 
 
@@ -146,7 +148,7 @@ def _early_initialize(message: dict[str, Any], options: dict[str, Any] | None = 
     commands = _early_commands(options or {})
     if commands is None:
         return None  # the config may name more skill directories: the loaded session answers
-    from ...wire.protocol import initialize_result
+    from .handshake import initialize_result
 
     return initialize_result(commands)
 
@@ -256,8 +258,8 @@ def _preload(options: dict[str, Any]) -> _Prepared:
     the models' annotation texts once (annotation_memo.py), pydantic's plugins looked for without
     importlib.metadata when there are none (pydantic_plugins.py)."""
     from ..._compat import pydantic_plugin_loader as pydantic_plugins
-    from ..._compat.pydantic_annotation_memo import remembered_annotations
     from ..._compat.asyncio_without_ssl import import_asyncio_without_ssl
+    from ..._compat.pydantic_annotation_memo import remembered_annotations
 
     import_asyncio_without_ssl()
     pydantic_plugins.install()
@@ -303,11 +305,12 @@ def _prepare(
         raise StartupError(f"work dir {directory} does not exist or is not a directory")
     extra_dirs = _existing_dirs("--add-dir", add_dirs)
     skill_dirs = _existing_dirs("--skills-dir", skills_dirs)
-    from ...root_core import AgentFileProblem, build_root_core, load_root_agent
+    from ...errors import AgentFileError
+    from ...root_core import build_root_core, load_root_agent
 
     try:  # before the session is selected: a bad file leaves no empty session behind
         agent = load_root_agent(loaded, agent_file or None)  # --agent-file, else the config's agent_file
-    except AgentFileProblem as exc:
+    except AgentFileError as exc:
         raise StartupError(str(exc)) from None
     try:
         session = sessions.select(directory, session_id, continue_last)
@@ -379,7 +382,7 @@ async def _serve(prepared: _Prepared, started: Any) -> int:
     reader, writer = await open_stdio(STDIN_LIMIT, prefix=started.unread)
     server = prepared.server_class(prepared.core, reader, writer, early_initialize=started.handshake)
     install_shutdown_signals(server.request_stop, already_requested=started.signals.requested)
-    from ...startup.early import warm_up_in_background
+    from ...startup.warm_up import warm_up_in_background
 
     # the tool schemas and per-turn validators (and the HTTP stack) once the server is up: a
     # first prompt builds what it needs itself, a first `replay` or other request never waits

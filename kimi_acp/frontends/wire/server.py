@@ -17,16 +17,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...core.agent_core import INTERNAL_SIGNALS, AgentCore
-from ...core.errors import AgentError, LLMNotSet, LLMNotSupported, NoTurnInProgress, SessionBusy, TurnInProgress
+from ...core.errors import LLMNotSet, LLMNotSupported, NoTurnInProgress, SessionBusy, TurnInProgress
+from ...errors import SessionError, SignInRequired
 from ...hooks import attach as attach_hooks
-from ...auth.errors import SignInRequired
 from ...llm.errors import ChatProviderError
 from ...startup.stdio import StdoutWriter, stdin_is_regular_file
 from ...tools.plan import PlanQuestion, set_plan_mode_support
 from ...tools.question import set_question_support
 from ...wire import jsonrpc as rpc
 from ...wire.file import read_wire_file
-from ...wire.protocol import initialize_result
 from ...wire.serde import describe_validation_error, to_envelope
 from ...wire.types import (
     ApprovalRequest,
@@ -43,6 +42,7 @@ from ...wire.types import (
     ToolReturnValue,
     TurnEnd,
 )
+from .handshake import initialize_result
 
 log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_S = 3.0
@@ -298,7 +298,7 @@ class WireServer:
             raise rpc.JsonRpcError(rpc.AUTH_EXPIRED, str(exc)) from None
         except ChatProviderError as exc:
             raise rpc.JsonRpcError(rpc.CHAT_PROVIDER_ERROR, str(exc) or type(exc).__name__) from None
-        except AgentError as exc:
+        except SessionError as exc:
             raise rpc.JsonRpcError(rpc.INTERNAL_ERROR, str(exc)) from None
         from ... import sessions
 

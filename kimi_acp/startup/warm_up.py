@@ -1,0 +1,88 @@
+"""The first turn's one-time costs, paid on the event loop after start-up instead of in the first prompt."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .early import settle_heap
+
+WARM_DELAY_S = 0.5
+
+
+def core_warm_ups() -> list[Callable[[], Any]]:
+    """First-use costs of the first turn, as small steps: the tool modules and their JSON Schemas
+    (~10 ms: what the model is sent), then the validators of the models every turn builds.
+
+    Not before the first session: `session/new` needs none of it, and an IDE asks for a session
+    as soon as `initialize` is answered (see `warm_up_in_background`)."""
+
+    def tools() -> None:
+        from ..tools import builtin_tools
+
+        for tool in builtin_tools():
+            tool.spec()
+
+    def models() -> None:
+        from ..wire.types import StatusUpdate, TextPart, ToolCall, ToolResult, ToolReturnValue, TurnBegin
+
+        TurnBegin(user_input="")
+        TextPart(text="").model_dump(mode="json")
+        ToolCall.model_validate({"id": "", "function": {"name": ""}})
+        ToolResult(tool_call_id="", return_value=ToolReturnValue(is_error=False)).model_dump(mode="json")
+        StatusUpdate().model_dump(mode="json")
+
+    return [tools, models]
+
+
+def warm_up_core() -> None:
+    """All of `core_warm_ups` at once."""
+    for step in core_warm_ups():
+        step()
+
+
+def _talks_http(resolved: Any) -> bool:
+    return resolved is not None and resolved.provider.type in ("kimi", "openai_legacy", "anthropic")
+
+
+def warm_up_in_background(resolved: Any = None, *, model: Callable[[], Any] | None = None) -> None:
+    """Half a second after the server is up: `core_warm_ups`, then, when the session's model
+    talks HTTP, the HTTP stack and its TLS context in a worker thread (the first prompt then
+    skips ~80 ms of one-time work). `model()` gives the resolved model when it is not known yet
+    (reading the config is itself start-up work). Call it from the running event loop.
+
+    The delay keeps it off the first requests: a client's `session/new` or `replay` right after
+    `initialize` does not share the CPU with it. The pydantic steps run on the event loop, one per
+    loop pass, never beside a request building the same models in another thread (lazy pydantic
+    builds are not thread-safe before pydantic 2.14); only the HTTP import runs in a thread.
+    """
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    steps = core_warm_ups()
+
+    def next_step() -> None:
+        try:
+            if steps:
+                steps.pop(0)()
+                loop.call_soon(next_step)
+                return
+            target = resolved if model is None else model()
+        except Exception:  # noqa: BLE001 - a warm-up never breaks the server; the real use reports it
+            return
+        settle_heap()  # what the warm-up loaded is as long-lived as the preload
+        if _talks_http(target):
+            # Not a daemon (see llm/transport.py): exiting while it loads certificates must wait for it.
+            threading.Thread(target=_warm_http, name="kimi-warm-http", daemon=False).start()
+
+    loop.call_later(WARM_DELAY_S, next_step)
+
+
+def _warm_http() -> None:
+    try:
+        from ..llm import http
+
+        http.shared_ssl_context()
+    except Exception:  # noqa: BLE001 - the first request reports what is wrong
+        pass

@@ -36,7 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .core.prompt import PromptBuilder, PromptInputs, default_prompt, format_skills, read_agents_md, work_dir_listing
+from .core.prompt import (
+    PromptBuilder,
+    PromptInputs,
+    default_prompt,
+    format_skills,
+    read_agents_md,
+    work_dir_listing,
+)
+from .errors import AgentFileError
 from .util.yaml_text import YamlTextError, load_yaml
 
 if TYPE_CHECKING:
@@ -56,10 +64,6 @@ REFERENCE_ONLY_TOOLS = frozenset(
     }
 )  # fmt: skip
 _KEYS = ("extend", "name", "system_prompt_path", "system_prompt_args", "tools", "exclude_tools", "subagents")
-
-
-class AgentFileError(ValueError):
-    """An agent file that cannot be used; the message names the file and the key."""
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ class Agent:
         from .root_core import load_root_agent
 
         self._loaded = _load(config)
-        # the config's agent_file, checked before a session is created (AgentFileProblem, a ValueError)
+        # the config's agent_file, checked before a session is created (AgentFileError, a ValueError)
         self._agent = load_root_agent(self._loaded)
         self._session = sessions.select(Path(work_dir), session, continue_session)
         self._model = model

@@ -26,8 +26,8 @@ from pydantic import (
     model_validator,
 )
 
+from .errors import ConfigError
 from .util.share_dir import share_dir
-
 
 # The provider types `llm.create_provider` can build. Only the public ones are ever named to users
 # (menus, hints, "expected one of"); the test types (scripted models in Kimi's echo DSL) are valid in
@@ -47,10 +47,6 @@ Capability = Literal["image_in", "video_in", "audio_in", "thinking", "always_thi
 
 def default_config_path() -> Path:
     return share_dir() / "config.toml"
-
-
-class ConfigError(Exception):
-    """A config that cannot be used; the message is one line and names file and key."""
 
 
 class _Section(BaseModel):

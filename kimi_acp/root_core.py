@@ -9,7 +9,7 @@ them on load/resume) and its own flags (Wire's `--afk`, `--plan`).
 
 A subagent's core is not a root core: kimi_acp/subagents/runner.py builds it from its parent.
 
-Dependencies: the front ends import this module; it imports the feature modules (`agents`,
+Dependencies: the front ends import this module; it imports the feature modules (`agent_file`,
 `skills`, `hooks`, `subagents`) and `core/`, never a front end. Cheap to import: the agent-file
 reader (PyYAML) loads only when there is an agent file.
 """
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from .core.agent_core import AgentCore
 from .hooks import attach as attach_hooks
-from .skills.provider import provider_for
 from .plugins import attach as attach_plugins
+from .skills.provider import provider_for
 from .subagents import attach as attach_subagents
 
 if TYPE_CHECKING:
@@ -32,12 +32,7 @@ if TYPE_CHECKING:
     from .kaos.base import Kaos
     from .sessions import Session
 
-__all__ = ["AgentFileProblem", "build_root_core", "load_root_agent"]
-
-
-class AgentFileProblem(ValueError):
-    """The session's agent file cannot be used. The message names the file and the reason, and
-    starts with `agent_file: ` when the file came from the config (so the user knows where to look)."""
+__all__ = ["build_root_core", "load_root_agent"]
 
 
 def load_root_agent(loaded: LoadedConfig, agent_file: str | Path | None = None) -> AgentSetup | None:
@@ -46,10 +41,13 @@ def load_root_agent(loaded: LoadedConfig, agent_file: str | Path | None = None) 
     folder). None: the default agent (every built-in tool, the default prompt).
 
     Call it before creating a session to refuse a bad file without leaving an empty session behind;
-    each call makes fresh tools, so one result serves one core."""
+    each call makes fresh tools, so one result serves one core. Raises `AgentFileError`, whose
+    message starts with `agent_file: ` when the file came from the config (so the user knows where
+    to look)."""
     if agent_file is None and not loaded.config.agent_file:
         return None
-    from .agent_file import AgentFileError, load_agent_file, setup
+    from .agent_file import load_agent_file, setup
+    from .errors import AgentFileError
 
     try:
         if agent_file is not None:
@@ -58,7 +56,7 @@ def load_root_agent(loaded: LoadedConfig, agent_file: str | Path | None = None) 
         return setup(load_agent_file(loaded.config.agent_file or "", base=base))
     except AgentFileError as exc:
         prefix = "" if agent_file is not None else "agent_file: "
-        raise AgentFileProblem(f"{prefix}{exc}") from None
+        raise AgentFileError(f"{prefix}{exc}") from None
 
 
 def build_root_core(
@@ -78,7 +76,7 @@ def build_root_core(
     """The root core of `session`, with its hooks and the Agent tool attached.
 
     - `agent_file` / `agent`: the agent file (see `load_root_agent`, which runs here unless the
-      caller already did and passes its result as `agent`); raises AgentFileProblem.
+      caller already did and passes its result as `agent`); raises AgentFileError.
     - `skills_dirs`: `--skills-dir` (instead of the usual skill directories; the config's
       `extra_skill_dirs` are added either way).
     - `extra_dirs`: workspace directories of this process (ACP additionalDirectories, --add-dir).
@@ -91,7 +89,7 @@ def build_root_core(
         agent = load_root_agent(loaded, agent_file)
     elif agent_file is not None:
         raise TypeError("pass agent_file or a loaded agent, not both")
-    core = AgentCore(
+    core = AgentCore.open(
         session=session,
         loaded_config=loaded,
         kaos=kaos,

@@ -21,8 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .util.share_dir import share_dir
+from .errors import SessionError
 from .util.fs import atomic_write_text, canonical_path
+from .util.share_dir import share_dir
 from .wire.types import TodoDisplayItem
 
 log = logging.getLogger(__name__)
@@ -356,7 +357,7 @@ def iso_time(ts: float) -> str:
 
 
 
-class SessionSelectionError(Exception):
+class SessionSelectionError(SessionError):
     """`--session` / `--continue` cannot be honoured; the message is one line for the user."""
 
 

@@ -5,8 +5,8 @@ after the first session; start-up only reads the result.
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import logging
 import os

@@ -121,7 +121,7 @@ def list_models(access_token: str, *, timeout: float = 15.0) -> list[AccountMode
     """The models the new login may use; OAuthError when the service does not answer with a list."""
     import httpx
 
-    from ..llm.http import user_agent
+    from ..util.user_agent import user_agent
     from .device import device_headers
 
     url = f"{base_url()}/models"

@@ -14,12 +14,13 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from ..errors import AccountError
 from ..util.file_lock import release, try_lock
 
 LOCK_TIMEOUT = 30.0  # a refresh is one HTTP request with retries; more means a stuck holder
 
 
-class LockTimeout(OSError):
+class LockTimeout(AccountError, OSError):
     """Another process held the lock for longer than the timeout."""
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .errors import RefreshUnavailable, SignInRequired
+from ..errors import RefreshUnavailable, SignInRequired
 from .source import OAuthTokenSource
 
 if TYPE_CHECKING:

@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..config import OAuthRef
+from ..errors import RefreshUnavailable, SignInRequired
 from .device import device_headers
-from .errors import KeyringUnavailable, OAuthError, RefreshRejected, RefreshUnavailable, SignInRequired
+from .errors import KeyringUnavailable, OAuthError, RefreshRejected
 from .lock import LockTimeout, RefreshLock
 from .tokens import OAuthToken, file_signature, load_token, lock_path, save_token
 

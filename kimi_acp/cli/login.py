@@ -25,6 +25,7 @@ from typing import Any, Literal, TextIO
 from urllib.parse import urlsplit
 
 from ..config import DEFAULT_CONFIG_TEXT, ConfigError, default_config_path
+from ..config_edit import check_config_text, read_existing_config, table_in, upsert
 from .login_account import SignIn, sign_in_account
 from .login_common import (
     EXIT_CONFIG,
@@ -35,10 +36,6 @@ from .login_common import (
     NEXT_STEP,
     Console,
     InvalidAnswer,
-    check_config_text,
-    read_existing_config,
-    table_in,
-    upsert,
 )
 
 PROBE_TIMEOUT = 5.0
@@ -219,7 +216,7 @@ def models_url(provider_type: str, base_url: str) -> str:
 
 def probe_headers(provider_type: str, api_key: str) -> dict[str, str]:
     """The auth headers the provider itself would send, so the check means what a turn will see."""
-    from ..llm.http import user_agent
+    from ..util.user_agent import user_agent
 
     headers = {"User-Agent": user_agent()}
     if provider_type == "anthropic":

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-
 LOGIN_ARGS = (["login"], ["--login"])
 
 # `kimi acp --help` and `kimi-acp --help`: what the server is, and how to give it a model first.

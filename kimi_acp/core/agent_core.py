@@ -83,10 +83,20 @@ PLAN_MODE_REMINDER = (
 
 
 class AgentCore:
-    """One session's agent: construct it for a session, then drive it with `run_turn`.
+    """One session's agent: open it for a session (`AgentCore.open`), then drive it with `run_turn`.
 
     Between turns it holds no open files, so a server can keep thousands of idle sessions.
     """
+
+    @classmethod
+    def open(cls, *, session: Session, loaded_config: LoadedConfig, kaos: Kaos, **options: Any) -> AgentCore:
+        """The session's core with its history read from `context.jsonl`; a new session also gets
+        its system prompt written (and the config's `default_plan_mode` saved). `options` are the
+        constructor's."""
+        core = cls(session=session, loaded_config=loaded_config, kaos=kaos, context=Context.load(session.context_file), **options)
+        if core.context.is_new:
+            core._begin_new_session()
+        return core
 
     def __init__(
         self,
@@ -94,6 +104,7 @@ class AgentCore:
         session: Session,
         loaded_config: LoadedConfig,
         kaos: Kaos,
+        context: Context,
         model_alias: str | None = None,
         thinking: bool | None = None,
         max_steps_per_turn: int | None = None,
@@ -105,14 +116,16 @@ class AgentCore:
         """`tools` and `system_prompt` come from an agent file (`kimi_acp/agent_file.py`); by default
         the session has every built-in tool and the default prompt. `commands` adds slash commands
         (skills and flows, `kimi_acp/skills/provider.py`); their skills are listed in the system prompt.
-        `extra_dirs` are workspace directories of this process only (ACP additionalDirectories, --add-dir)."""
+        `extra_dirs` are workspace directories of this process only (ACP additionalDirectories, --add-dir).
+        `context` is the session's history as read (`Context.load`): constructing a core does no
+        I/O; `open` reads the history and starts a new session's file."""
         self.session = session
         self.loaded_config = loaded_config
         self.kaos = kaos
         self.stream = MessageStream()
         self.recorder = WireRecorder(session.wire_file)
         self.stream.subscribe(self._record)
-        self.context = Context.load(session.context_file)
+        self.context = context
         self._turn_lock = TurnLock(session.dir)
         self.approvals = Approvals(session, self.stream.send)
         self.toolset = Toolset(list(tools) if tools is not None else deferred_builtin_tools())
@@ -152,13 +165,15 @@ class AgentCore:
         self._session_started = False
         self._user_rejected = False  # the last agent loop ended on a tool call the user refused
         self._told_skills: tuple[Any, ...] | None = None  # the skills the model knows of (see _prepare_turn)
-        if self.context.is_new:
-            self.context.start(self.fresh_system_prompt())
-            self.context.close()
-            self._told_skills = tuple(self.slash.skills())
-            if self.config.default_plan_mode and not session.state.plan_mode:
-                session.state.plan_mode = True
-                session.save_state()
+
+    def _begin_new_session(self) -> None:
+        """A new session's first writes: the frozen system prompt, and plan mode if the config starts there."""
+        self.context.start(self.fresh_system_prompt())
+        self.context.close()
+        self._told_skills = tuple(self.slash.skills())
+        if self.config.default_plan_mode and not self.session.state.plan_mode:
+            self.session.state.plan_mode = True
+            self.session.save_state()
 
     @staticmethod
     def _stored_model(session: Session, config: Config) -> str | None:

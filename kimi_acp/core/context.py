@@ -16,8 +16,8 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
-from ..util.fs import ends_with_newline, iter_json_objects
 from ..llm.types import Message
+from ..util.fs import ends_with_newline, iter_json_objects
 from .messages import estimate_tokens
 
 log = logging.getLogger(__name__)

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import os
 
-
-class AgentError(Exception):
-    """Base of errors a turn reports to its caller (never a traceback to the user)."""
+from ..errors import SessionError
 
 
-class LLMNotSet(AgentError):
+class LLMNotSet(SessionError):
     def __init__(self, detail: str = "") -> None:
         super().__init__(detail or "LLM is not set: configure a model (run `kimi login` or edit config.toml)")
 
 
-class LLMNotSupported(AgentError):
+class LLMNotSupported(SessionError):
     """The input needs a capability the model lacks (e.g. an image without `image_in`)."""
 
     def __init__(self, model: str, capability: str) -> None:
@@ -22,17 +20,17 @@ class LLMNotSupported(AgentError):
         self.capability = capability
 
 
-class TurnInProgress(AgentError):
+class TurnInProgress(SessionError):
     def __init__(self) -> None:
         super().__init__("An agent turn is already in progress")
 
 
-class NoTurnInProgress(AgentError):
+class NoTurnInProgress(SessionError):
     def __init__(self) -> None:
         super().__init__("No agent turn is in progress")
 
 
-class SessionBusy(AgentError):
+class SessionBusy(SessionError):
     """Another process (or another core of this one) is running a turn of the same session."""
 
     def __init__(self, holder: int | None) -> None:

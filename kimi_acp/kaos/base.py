@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ..errors import ToolError
 
-class BinaryFileError(Exception):
+
+class BinaryFileError(ToolError):
     """The file is not text (NUL bytes or not decodable); tools refuse to show it."""
 
 

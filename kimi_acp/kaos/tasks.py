@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..errors import ToolError
 from ..util.fs import atomic_write_text
 from .local import start_shell_command
 from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, wait_exit
@@ -92,7 +93,7 @@ class BackgroundTask:
         return "\n".join(lines)
 
 
-class TaskElsewhere(Exception):
+class TaskElsewhere(ToolError):
     """The task runs in another kimi process that has the session open; only that one can stop it."""
 
     @staticmethod

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import codecs
 import email.utils
-import functools
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import httpx
 
+from ..util.user_agent import user_agent
 from .errors import APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError
 from .sse import SSEEvent, SSEParser
 from .types import ChatStream, Message, StreamPart, ThinkingEffort, ToolSpec
@@ -49,18 +49,6 @@ def _loads(data: str) -> Any:
 DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=300.0, write=30.0, pool=30.0)
 _ERROR_BODY_CHARS = 300
 _MALFORMED_CHARS = 100
-
-
-@functools.cache
-def user_agent() -> str:
-    """`kimi-acp/<installed version>`; "0" when running from an uninstalled tree."""
-    from importlib import metadata
-
-    try:
-        version = metadata.version("kimi-acp")
-    except metadata.PackageNotFoundError:
-        version = "0"
-    return f"kimi-acp/{version}"
 
 
 _SSL_CONTEXT: Any = None
@@ -252,7 +240,7 @@ class HTTPChatProvider:
                 if response.status_code == 401 and self._token_source is not None:
                     await response.aread()
                     if _reauthorized or not await self._token_source.after_unauthorized(response.request.headers):
-                        from ..auth.errors import SignInRequired
+                        from ..errors import SignInRequired
 
                         raise SignInRequired("The Kimi service refused your account's sign-in (HTTP 401)")
                     async for batch in self._sse_batches(url, body, _reauthorized=True):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from ..errors import ConfigError
 from ..util.share_dir import mcp_file
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ _MIN_SECRET_LEN = 4  # shorter values ("1", "yes") are not secrets, and redactin
 REDACTED = "***"
 
 
-class McpConfigError(ValueError):
+class McpConfigError(ConfigError, ValueError):
     """An MCP entry that cannot be used. `str()` is one line: source, entry, key, reason."""
 
     def __init__(self, reason: str, *, source: str, entry: str | None = None, key: str | None = None) -> None:

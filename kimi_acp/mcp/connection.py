@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import ToolError
 from . import procs
 from .config import McpServerConfig, RemoteServerConfig, StdioServerConfig, redact
 from .redaction import install_log_redaction, register_secrets
@@ -44,7 +45,7 @@ _CONNECTION_CLOSED = -32000  # mcp.types.CONNECTION_CLOSED
 CANCEL_SEND_S = 2.0  # a `notifications/cancelled` not written within this is given up on
 
 
-class McpCallError(Exception):
+class McpCallError(ToolError):
     """A call that could not be made or did not finish; the message is for the model (redacted)."""
 
 

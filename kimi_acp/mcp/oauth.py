@@ -39,6 +39,7 @@ from mcp.client.auth.utils import (
 from mcp.shared.auth import OAuthClientMetadata
 
 from .. import __version__
+from ..errors import AccountError
 from .config import redact_url
 from .oauth_store import OAuthStore, token_secrets
 from .redaction import register_secrets
@@ -51,7 +52,7 @@ DISCOVERY_TIMEOUT_S = 10.0
 SERVER_REDIRECT_URI = "http://127.0.0.1:0/callback"  # never used: the servers do not authorize
 
 
-class AuthorizationRequired(Exception):
+class AuthorizationRequired(AccountError):
     """Only a person in a browser can authorize this server now."""
 
     def __init__(self, name: str) -> None:
@@ -59,7 +60,7 @@ class AuthorizationRequired(Exception):
         self.name = name
 
 
-class NoAuthorizationNeeded(Exception):
+class NoAuthorizationNeeded(AccountError):
     """`kimi mcp auth` connected without being asked to sign in: nothing to store."""
 
     def __init__(self, tools: int) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
 from .paths import plugins_dir
 
 log = logging.getLogger(__name__)
@@ -24,7 +25,7 @@ log = logging.getLogger(__name__)
 PLUGIN_JSON = "plugin.json"
 
 
-class PluginError(Exception):
+class PluginError(ConfigError):
     """A plugin that cannot be read, installed or removed; the message says why."""
 
 

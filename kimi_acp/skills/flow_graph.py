@@ -8,10 +8,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..errors import ConfigError
+
 NodeKind = Literal["begin", "end", "task", "decision"]
 
 
-class FlowError(ValueError):
+class FlowError(ConfigError, ValueError):
     """The diagram cannot be walked; the message says what is wrong (and on which line)."""
 
 

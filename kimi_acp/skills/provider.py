@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .sources import SkillSources, may_have_skills  # noqa: F401  (re-exported)
+from ..errors import ConfigError
 from ..util.yaml_text import YamlTextError, load_yaml
+from .sources import SkillSources, may_have_skills  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:
     from ..core.prompt import SkillSummary
@@ -55,7 +56,7 @@ NO_DESCRIPTION = "No description provided."
 SKILL_PREFIX, FLOW_PREFIX = "skill:", "flow:"
 
 
-class SkillError(ValueError):
+class SkillError(ConfigError, ValueError):
     """Why a SKILL.md cannot be used (one line)."""
 
 

@@ -16,8 +16,8 @@ from .kinds import SubagentKind, kinds_for
 if TYPE_CHECKING:
     from ..agent_file import AgentSpec
     from ..core.agent_core import AgentCore
-    from ..tools.subagent import AgentParams, SubagentTypeInfo
     from ..tools.base import ToolContext
+    from ..tools.subagent import AgentParams, SubagentTypeInfo
     from ..wire.types import ToolReturnValue
     from .runner import SubagentRunner
 

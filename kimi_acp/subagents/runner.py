@@ -19,14 +19,14 @@ from typing import Any
 
 from ..agent_file import setup
 from ..core.agent_core import AgentCore
-from ..core.errors import AgentError
 from ..core.hook_points import ALLOW, HookRunner, HookVerdict
 from ..core.turn import INTERNAL_SIGNALS
+from ..errors import SessionError, ToolError
 from ..llm.errors import APIStatusError, ChatProviderError
 from ..plugins import attach as attach_plugins
 from ..sessions import child_session
-from ..tools.subagent import AgentParams
 from ..tools.base import ToolContext, tool_error, tool_ok
+from ..tools.subagent import AgentParams
 from ..tools.tasks import task_display
 from ..wire.file import MessageMerger
 from ..wire.serde import to_envelope
@@ -49,7 +49,7 @@ SUMMARY_PROMPT = (
 SESSION_LEVEL_HOOKS = frozenset({"SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "StopFailure"})
 
 
-class SubagentFailed(Exception):
+class SubagentFailed(ToolError):
     def __init__(self, message: str, brief: str) -> None:
         super().__init__(message)
         self.brief = brief
@@ -166,7 +166,7 @@ class SubagentRunner:
         root = self.root
         spec = run.kind.spec()
         tools = setup(spec).tools
-        child = AgentCore(
+        child = AgentCore.open(
             session=child_session(root.session, run.record.agent_id),
             loaded_config=root.loaded_config,
             kaos=root.kaos,
@@ -194,7 +194,7 @@ class SubagentRunner:
                                  f"API error ({exc.status_code})") from None
         except ChatProviderError as exc:
             raise SubagentFailed(f"LLM provider error when {phase}: {exc}", "LLM provider error") from None
-        except AgentError as exc:
+        except SessionError as exc:
             raise SubagentFailed(f"The agent could not run when {phase}: {exc}", "Agent run error") from None
         if result.status == "max_steps_reached":
             raise SubagentFailed(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from ..errors import ToolError
 from ..kaos.base import Kaos
 from ..llm.types import ToolSpec
 from ..wire.types import (
@@ -30,7 +31,7 @@ MAX_LINE_CHARS = 2_000
 TRUNCATED_MARK = "[...truncated]"
 
 
-class ToolRejectedError(Exception):
+class ToolRejectedError(ToolError):
     """The user said no. `feedback` (if any) tells the model what to do instead; `result` (if any)
     is what the model is told in place of the standard rejection text (e.g. a rejected plan)."""
 

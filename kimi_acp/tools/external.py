@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import ConfigError
 from ..llm.types import ToolSpec
 from ..wire.types import ToolCallRequest, ToolResult, ToolReturnValue
 from .base import ToolContext, tool_error
@@ -23,7 +24,7 @@ def _validator_class() -> Any:
     return _VALIDATOR_CLASS
 
 
-class InvalidToolSchema(ValueError):
+class InvalidToolSchema(ConfigError, ValueError):
     """The `parameters` of an external tool is not a usable JSON Schema."""
 
 

@@ -18,6 +18,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ToolError
+
 if TYPE_CHECKING:
     import httpx  # imported on first use: a session that never calls the service never loads it
 
@@ -68,7 +70,7 @@ class ServiceCredentials:
         return redact(text, self.secrets)
 
 
-class ServiceFailure(Exception):
+class ServiceFailure(ToolError):
     """A service call that got no usable HTTP answer. `kind`: "not_configured", "timeout" or
     "network"; the message is already redacted."""
 
@@ -106,7 +108,7 @@ async def service_headers(
     service: ServiceConfig, tool_call_id: str, *, accept: str | None = None
 ) -> ServiceCredentials | None:
     """The headers of a call to `service` for tool call `tool_call_id`; None without a credential."""
-    from ..llm.http import user_agent
+    from ..util.user_agent import user_agent
 
     token = ""
     extra: Mapping[str, str] = {}

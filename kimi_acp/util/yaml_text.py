@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import ConfigError
 
-class YamlTextError(ValueError):
+
+class YamlTextError(ConfigError, ValueError):
     """Invalid YAML: `problem` is the parser's one-line reason, `line` its 1-based line (if known)."""
 
     def __init__(self, problem: str, line: int | None) -> None:

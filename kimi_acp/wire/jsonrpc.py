@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ProtocolError
+
 JSONRPC_VERSION = "2.0"
 
 PARSE_ERROR = -32700
@@ -24,7 +26,7 @@ AUTH_EXPIRED = -32004
 RequestId = str | int
 
 
-class JsonRpcError(Exception):
+class JsonRpcError(ProtocolError):
     """An error to send back as `{"error": {code, message, data}}`."""
 
     def __init__(self, code: int, message: str, data: Any = None, *, request_id: RequestId | None = None) -> None:
@@ -57,7 +59,7 @@ class Incoming:
         return self.method is None
 
 
-class InvalidResponse(Exception):
+class InvalidResponse(ProtocolError):
     """A line that is a response (no method; result or error) but a malformed one.
 
     Never answered: replying to a response could start an endless exchange of errors."""

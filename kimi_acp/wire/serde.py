@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from ..errors import ProtocolError
 from .types import (
     CONTENT_PART_TYPES,
     EVENT_TYPES,
@@ -21,7 +22,7 @@ from .types import (
 _CONTENT_ADAPTER: TypeAdapter[Any] | None = None
 
 
-class WireDecodeError(ValueError):
+class WireDecodeError(ProtocolError, ValueError):
     """An envelope that is not a Wire message we know, or whose payload does not validate."""
 
 

@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..errors import ToolError
 from .protocol import WIRE_PROTOCOL_LEGACY_VERSION, WIRE_PROTOCOL_VERSION  # noqa: F401  (re-exported)
 
 
@@ -461,7 +462,7 @@ class QuestionResponse(_Model):
     answers: dict[str, Union[str, list[str]]] = {}
 
 
-class QuestionNotSupported(Exception):
+class QuestionNotSupported(ToolError):
     """What a front end answers a QuestionRequest with when its client cannot show questions
     (a Wire client without `supports_question`): the tool then tells the model to stop asking."""
 

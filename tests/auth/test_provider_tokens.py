@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.auth.errors import SignInRequired
 from kimi_acp.auth.source import needs_refresh, refresh_threshold
 from kimi_acp.auth.tokens import OAuthToken, credentials_path
 from kimi_acp.config import Config, resolve_model
+from kimi_acp.errors import SignInRequired
 from kimi_acp.llm import create_provider
 from kimi_acp.llm.errors import APIStatusError
 from kimi_acp.llm.types import Message

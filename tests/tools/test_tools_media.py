@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.frontends.acp.convert import result_content, tool_kind
 from kimi_acp.core.toolset import Toolset
+from kimi_acp.frontends.acp.convert import result_content, tool_kind
 from kimi_acp.tools import media
 from kimi_acp.tools.media import ReadMediaFile
 from kimi_acp.wire.types import ImageURLPart, MediaURL, TextPart, VideoURLPart

@@ -11,8 +11,8 @@ from typing import Any
 import pydantic
 import pytest
 
-from kimi_acp.frontends.acp import questions as acp_questions
 from kimi_acp.core.toolset import Toolset
+from kimi_acp.frontends.acp import questions as acp_questions
 from kimi_acp.tools import builtin_tools
 from kimi_acp.tools.base import ToolContext
 from kimi_acp.tools.question import (

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kimi_acp import Agent
-from kimi_acp.root_core import AgentFileProblem
+from kimi_acp.agent_file import AgentFileError
 from kimi_acp.sessions import find, sessions_root, work_dir_key
 from kimi_acp.wire.types import ToolCall, ToolResult
 from tests.support.wire_client import scripted_config_data, tool_call
@@ -105,7 +105,7 @@ async def test_a_bad_agent_file_in_the_config_fails_the_api_agent_at_once(tmp_pa
     conf.mkdir()
     (conf / "agent.yaml").write_text("agent:\n  extend: default\n  tools: [nowhere:Teleport]\n", encoding="utf-8")
     config = write_config(conf, [], agent_file="agent.yaml")
-    with pytest.raises(AgentFileProblem) as caught:
+    with pytest.raises(AgentFileError) as caught:
         Agent(work_dir=work_dir, config=config)
     assert str(caught.value).startswith("agent_file: ") and "unknown tool 'Teleport'" in str(caught.value)
     assert isinstance(caught.value, ValueError)

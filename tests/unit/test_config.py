@@ -470,8 +470,8 @@ def test_audio_in_from_kimi_model_capabilities(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_users_are_only_offered_the_public_provider_types() -> None:
-    from kimi_acp.llm import PUBLIC_PROVIDER_TYPES, TEST_PROVIDER_TYPES
     from kimi_acp.cli.login import KINDS
+    from kimi_acp.llm import PUBLIC_PROVIDER_TYPES, TEST_PROVIDER_TYPES
 
     assert {kind.type for kind in KINDS} == set(PUBLIC_PROVIDER_TYPES)
     assert not set(PUBLIC_PROVIDER_TYPES) & set(TEST_PROVIDER_TYPES)

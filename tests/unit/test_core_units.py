@@ -549,7 +549,7 @@ def _core(tmp_path: Path, config_text: str, session: Any = None) -> Any:
     from kimi_acp.kaos.local import LocalKaos
 
     loaded = load_config(config_text=config_text)
-    return AgentCore(session=session or sessions.create(tmp_path), loaded_config=loaded, kaos=LocalKaos())
+    return AgentCore.open(session=session or sessions.create(tmp_path), loaded_config=loaded, kaos=LocalKaos())
 
 
 SETTINGS_CONFIG = (
@@ -557,6 +557,27 @@ SETTINGS_CONFIG = (
     '"models": {"a": {"provider": "p", "model": "echo", "max_context_size": 1000}}, '
     '"providers": {"p": {"type": "_echo"}}}'
 )
+
+
+def test_constructing_a_core_writes_nothing_and_open_starts_the_session(tmp_path: Path) -> None:
+    """`AgentCore(...)` only holds what it is given; `AgentCore.open` reads the history and, for a
+    new session, writes the system prompt and the config's plan mode."""
+    from kimi_acp.config import load_config
+    from kimi_acp.core.agent_core import AgentCore
+    from kimi_acp.core.context import Context
+
+    session = sessions.create(tmp_path)
+    before = sorted(p.name for p in session.dir.iterdir())
+    loaded = load_config(config_text=SETTINGS_CONFIG)
+    core = AgentCore(session=session, loaded_config=loaded, kaos=LocalKaos(), context=Context(session.context_file))
+    assert sorted(p.name for p in session.dir.iterdir()) == before
+    assert not session.context_file.exists() and not core.plan_mode
+
+    opened = AgentCore.open(session=session, loaded_config=loaded, kaos=LocalKaos())
+    assert Context.load(session.context_file).system_prompt == opened.context.system_prompt
+    assert opened.context.system_prompt and opened.plan_mode
+    again = AgentCore.open(session=session, loaded_config=loaded, kaos=LocalKaos())
+    assert again.context.system_prompt == opened.context.system_prompt  # read back, not written again
 
 
 def test_default_plan_mode_applies_to_new_sessions_only(tmp_path: Path) -> None:

@@ -9,9 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.util.fs import canonical_path
 from kimi_acp.frontends.wire import early_replay
-from kimi_acp.frontends.wire.early_replay import EVENT_NAMES, LEGACY_NAMES, REQUEST_NAMES, answer, replay_output, session_wire_file
+from kimi_acp.frontends.wire.early_replay import (
+    EVENT_NAMES,
+    LEGACY_NAMES,
+    REQUEST_NAMES,
+    answer,
+    replay_output,
+    session_wire_file,
+)
+from kimi_acp.util.fs import canonical_path
 from kimi_acp.wire.types import EVENT_TYPES, LEGACY_TYPE_NAMES, REQUEST_TYPES
 
 META = json.dumps({"type": "metadata", "protocol_version": "1.10"})

@@ -15,10 +15,10 @@ from kimi_acp.config import HOOK_EVENTS as CONFIG_EVENTS
 from kimi_acp.config import HookConfig
 from kimi_acp.core.hook_points import ALLOW, HOOK_EVENTS, NO_HOOKS, HookVerdict
 from kimi_acp.core.toolset import Toolset
+from kimi_acp.frontends.wire.main import _config_may_have_hooks
 from kimi_acp.hooks import HookEngine, decide
 from kimi_acp.tools import builtin_tools
 from kimi_acp.wire.types import FunctionBody, HookRequest, HookResolved, HookResponse, HookTriggered, ToolCall
-from kimi_acp.frontends.wire.main import _config_may_have_hooks
 from tests.support.processes import live_pids, process_alive, sleep_marker, wait_until
 
 

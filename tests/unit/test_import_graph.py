@@ -1,4 +1,16 @@
-"""The package's modules import each other in one direction only: no cycles, not even lazy ones.
+"""The package's modules import each other in one direction only: down the layers, and no cycles.
+
+The layers, top to bottom (`LAYERS`): front ends → start-up → features → core → tools → OS,
+models and accounts → vocabulary and helpers. A module may import its own layer and the ones below;
+an import upward fails `test_imports_point_down_the_layers`, naming the edge. For example, adding
+`from ..core.slash import BUILTIN_COMMANDS` to `kimi_acp/wire/protocol.py` (the Wire vocabulary
+reaching into the core, as it once did for the `initialize` answer) fails with:
+
+    kimi_acp.wire.protocol (vocabulary and helpers) imports kimi_acp.core.slash (core)
+
+Where a lower layer must reach a higher one, the lower one defines a Protocol the higher one
+implements (`compaction.CompactionHost`, `tools.base.SubagentLauncher`, ...). Within a layer the
+packages must not depend on each other in a circle either (`llm` uses `auth`, never the reverse).
 
 Every import counts — top level, inside functions and under TYPE_CHECKING — because a cycle that
 works today only because one side imports lazily is one refactor away from an ImportError, and it
@@ -12,6 +24,17 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kimi_acp"
+
+# Top to bottom; each entry is a package or a root module of kimi_acp.
+LAYERS: list[tuple[str, list[str]]] = [
+    ("front ends", ["__main__", "cli", "frontends", "api"]),
+    ("start-up", ["startup"]),
+    ("features", ["root_core", "subagents", "mcp", "skills", "hooks", "plugins", "agent_file", "simple_stream"]),
+    ("core", ["core"]),
+    ("tools", ["tools", "permissions", "sandbox"]),
+    ("OS, models and accounts", ["kaos", "llm", "auth"]),
+    ("vocabulary and helpers", ["wire", "sessions", "config", "config_edit", "errors", "util", "_compat"]),
+]
 
 
 def module_files() -> dict[str, Path]:
@@ -79,6 +102,62 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def layer_of(module: str) -> tuple[int, str] | None:
+    """(rank, name) of the layer holding `module`; rank 0 is the top."""
+    top = module.split(".")[1]
+    for rank, (name, members) in enumerate(LAYERS):
+        if top in members:
+            return rank, name
+    return None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    found = []
+    for module, targets in sorted(graph.items()):
+        here = layer_of(module)
+        for target in sorted(targets):
+            there = layer_of(target)
+            if here is not None and there is not None and there[0] < here[0]:
+                found.append(f"{module} ({here[1]}) imports {target} ({there[1]})")
+    return found
+
+
+def unit_of(module: str) -> str:
+    """The package (or root module) a module belongs to; each front end is a unit of its own."""
+    parts = module.split(".")
+    return ".".join(parts[:3] if parts[1] == "frontends" and len(parts) > 2 else parts[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    units: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        units.setdefault(unit_of(module), set()).update(unit_of(t) for t in targets if unit_of(t) != unit_of(module))
+    return units
+
+
+def module_graph() -> dict[str, set[str]]:
+    modules = module_files()
+    return {name: imported_modules(name, path, modules) for name, path in modules.items() if name != "kimi_acp"}
+
+
+def test_every_module_is_in_a_layer() -> None:
+    assert [m for m in module_graph() if layer_of(m) is None] == []
+
+
+def test_imports_point_down_the_layers() -> None:
+    assert upward_imports(module_graph()) == []
+
+
+def test_packages_do_not_depend_on_each_other_in_a_circle() -> None:
+    assert cycles(package_graph(module_graph())) == []
+
+
+def test_the_layer_check_finds_an_upward_import() -> None:
+    graph = {"kimi_acp.wire.protocol": {"kimi_acp.core.slash"}, "kimi_acp.core.slash": {"kimi_acp.wire.types"}}
+    assert upward_imports(graph) == ["kimi_acp.wire.protocol (vocabulary and helpers) imports kimi_acp.core.slash (core)"]
+    assert cycles(package_graph({"kimi_acp.llm.http": {"kimi_acp.auth.source"}, "kimi_acp.auth.x": {"kimi_acp.llm.y"}}))
+
+
 def test_no_import_cycles() -> None:
     modules = module_files()
     graph = {name: imported_modules(name, path, modules) for name, path in modules.items()}
@@ -88,3 +167,19 @@ def test_no_import_cycles() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_relative_import_names_a_module_of_the_package() -> None:
+    """A relative import that resolves to nothing would be dropped by the graph above (and fail
+    only when its function first runs): after a move, each must still name a real module."""
+    modules = module_files()
+    unresolved = []
+    for name, path in modules.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.level:
+                continue
+            base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+            if node.level > len(package) or base not in modules:
+                unresolved.append(f"{name}:{node.lineno}: {'.' * node.level}{node.module or ''}")
+    assert unresolved == []

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.config import ConfigError, load_config, resolve_model
 from kimi_acp.cli.login import (
     ACCOUNT,
     KINDS,
@@ -35,6 +34,7 @@ from kimi_acp.cli.login import (
     probe_provider,
     run_login,
 )
+from kimi_acp.config import ConfigError, load_config, resolve_model
 from tests.fakes.openai_server import FakeLLMServer
 
 KIMI_CODE, MOONSHOT, OPENAI, ANTHROPIC = KINDS

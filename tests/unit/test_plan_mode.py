@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from kimi_acp import sessions
-from kimi_acp.frontends.acp.updates import UpdateMapper
 from kimi_acp.core import plan_file
 from kimi_acp.core.toolset import Toolset
+from kimi_acp.frontends.acp.updates import UpdateMapper
 from kimi_acp.kaos.local import LocalKaos
 from kimi_acp.tools import builtin_tools
 from kimi_acp.tools.base import ToolContext, ToolRejectedError

@@ -152,7 +152,7 @@ def test_a_session_gets_the_plugins_tools_except_taken_names_and_broken_plugins(
     (broken / "plugin.json").write_text("{not json")
     work = tmp_path / "project"
     work.mkdir()
-    core = AgentCore(session=sessions.create(work), loaded_config=load_config(config_text="{}"), kaos=LocalKaos())
+    core = AgentCore.open(session=sessions.create(work), loaded_config=load_config(config_text="{}"), kaos=LocalKaos())
     assert attach(core) == 2  # good_tool, clash_tool; not Shell
     names = [spec.name for spec in core.toolset.specs()]
     assert "good_tool" in names and "clash_tool" in names and names.count("Shell") == 1
@@ -169,7 +169,7 @@ def test_no_plugins_directory_costs_nothing(tmp_path: Path) -> None:
         "from kimi_acp.kaos.local import LocalKaos\n"
         "from kimi_acp.plugins import attach\n"
         f"work = Path({str(tmp_path / 'project')!r}); work.mkdir()\n"
-        "core = AgentCore(session=sessions.create(work), loaded_config=load_config(config_text='{}'), kaos=LocalKaos())\n"
+        "core = AgentCore.open(session=sessions.create(work), loaded_config=load_config(config_text='{}'), kaos=LocalKaos())\n"
         "print(attach(core), sorted(m for m in sys.modules if m.startswith('kimi_acp.plugins.')))\n"
     )
     share = tmp_path / "share"

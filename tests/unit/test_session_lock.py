@@ -28,7 +28,7 @@ ECHO_CONFIG = (
 
 
 def core_for(session: sessions.Session, config_text: str = ECHO_CONFIG) -> AgentCore:
-    return AgentCore(session=session, loaded_config=load_config(config_text=config_text), kaos=LocalKaos())
+    return AgentCore.open(session=session, loaded_config=load_config(config_text=config_text), kaos=LocalKaos())
 
 
 def user_words(core: AgentCore) -> list[str]:

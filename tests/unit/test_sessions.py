@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.util import fs as fsutil
 from kimi_acp import sessions
 from kimi_acp.sessions import SessionSelectionError
+from kimi_acp.util import fs as fsutil
 
 
 @pytest.fixture

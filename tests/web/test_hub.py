@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from kimi_acp.config import load_config
-from kimi_acp.hooks import engine_of
 from kimi_acp.frontends.web.hub import Hub, WebError
+from kimi_acp.hooks import engine_of
 from tests.support.wire_client import scripted_config
 
 AGENT = "agent:\n  extend: default\n  system_prompt_path: ./system.md\n  tools: [kimi_cli.tools.file:ReadFile, kimi_cli.tools.file:Glob, AskUserQuestion]\n"

@@ -5,11 +5,17 @@ from __future__ import annotations
 import json
 import os.path
 import re
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
-from ...tools.actions import EDIT_ACTION, EDIT_OUTSIDE_ACTION, HIDE_OUTPUT_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
+from ...tools.actions import (
+    EDIT_ACTION,
+    EDIT_OUTSIDE_ACTION,
+    HIDE_OUTPUT_TYPE,
+    RUN_ACTION,
+    RUN_BACKGROUND_ACTION,
+)
 from ...wire.types import (
     BackgroundTaskDisplayBlock,
     ContentPart,

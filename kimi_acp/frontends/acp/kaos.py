@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...errors import ToolError
 from ...kaos.base import BinaryFileError, CommandResult, FileStat, TextWindow, window_of_text
 from ...kaos.local import NONINTERACTIVE_ENV, LocalKaos, user_shell
 
@@ -25,7 +26,7 @@ WINDOWED_READ_BYTES = 1024 * 1024
 CLEANUP_TIMEOUT_S = 2.0
 
 
-class EditorRefused(OSError):
+class EditorRefused(ToolError, OSError):
     """`fs/read_text_file` failed for a file that exists on disk. Some editors (Zed) refuse files
     outside the project; the file is then read locally — ReadFile needs no approval either way, and
     the workspace rules (relative paths, secrets) were applied before the read."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from ...config import Config, derive_capabilities
 from ...core.agent_core import AgentCore
+from ...errors import ConfigError
 
 MODES = (
     ("default", "Default", "Ask before running commands and changing files."),
@@ -17,7 +18,7 @@ MODE_IDS = tuple(m[0] for m in MODES)
 THINKING_SUFFIX = ",thinking"
 
 
-class OptionError(ValueError):
+class OptionError(ConfigError, ValueError):
     """A mode, option id or value the session does not have."""
 
 

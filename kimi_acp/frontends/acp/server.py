@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 
 from ... import sessions
-from ...util.share_dir import mcp_file_may_list_servers
 from ...config import ConfigError, LoadedConfig, load_config, resolve_model
-from ...root_core import AgentFileProblem, build_root_core
+from ...errors import AgentFileError
+from ...root_core import build_root_core
+from ...util.share_dir import mcp_file_may_list_servers
 from .errors import auth_required, internal_error, invalid_params, session_not_found
 from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
 from .kaos import AcpKaos, ClientCapabilities
@@ -103,7 +104,7 @@ class AcpServer:
 
         Open sessions notice on their next request (their token source sees the file gone) and
         answer `auth_required`; nothing else about them changes."""
-        from ...cli.login_account import sign_out
+        from ...auth.sign_out import sign_out
 
         try:
             result = await asyncio.to_thread(sign_out)
@@ -228,7 +229,7 @@ class AcpServer:
             # the config's agent_file, skills, default_yolo; [[hooks]] (a block shows as a failed
             # tool card or as the agent's reply) and the Agent tool
             core = build_root_core(session, loaded, kaos, extra_dirs=extra_dirs or ())
-        except AgentFileProblem as exc:
+        except AgentFileError as exc:
             raise internal_error("Invalid configuration", str(exc)) from None
         acp_session = AcpSession(self, core)
         kaos.on_terminal = acp_session.on_terminal

@@ -21,10 +21,10 @@ from acp import RequestError
 from acp.schema import PermissionOption, ToolCallUpdate
 
 from ...core.agent_core import AgentCore, ModeChanged, TitleChanged
-from ...auth.errors import SignInRequired
 from ...core.errors import LLMNotSet, LLMNotSupported, SessionBusy
 from ...core.slash import acp_entries
 from ...core.turn import CommandsChanged
+from ...errors import SignInRequired
 from ...llm.errors import ChatProviderError
 from ...sessions import iso_time
 from ...wire.file import read_wire_file

@@ -14,15 +14,16 @@ arguments are complete; otherwise: when it is approved, or when its terminal is 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, Literal
 
+from ...wire.serde import WireDecodeError, from_envelope
 from ...wire.types import (
     ApprovalRequest,
-    BackgroundTaskDisplayBlock,
     ApprovalResponse,
+    BackgroundTaskDisplayBlock,
     CompactionBegin,
     CompactionEnd,
     DiffDisplayBlock,
@@ -42,7 +43,6 @@ from ...wire.types import (
     TurnBegin,
     UserInput,
 )
-from ...wire.serde import WireDecodeError, from_envelope
 from .arguments import StreamingArguments
 from .convert import (
     KEY_ARGUMENT,

@@ -46,11 +46,12 @@ def serve(
         loaded = load_config(config_file, config_text)
     except ConfigError as exc:
         return _fail(str(exc))
-    from ...root_core import AgentFileProblem, load_root_agent
+    from ...errors import AgentFileError
+    from ...root_core import load_root_agent
 
     try:
         load_root_agent(loaded)  # the config's agent_file: refused now rather than at the first session
-    except AgentFileProblem as exc:
+    except AgentFileError as exc:
         return _fail(str(exc))
     try:
         sock = _bind(host, port)

@@ -19,6 +19,7 @@ from ... import sessions
 from ...config import LoadedConfig
 from ...core.agent_core import INTERNAL_SIGNALS, AgentCore, ModeChanged, TitleChanged
 from ...core.errors import NoTurnInProgress
+from ...errors import SessionError
 from ...wire.file import read_wire_file
 from ...wire.types import (
     ApprovalRequest,
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 QUEUE_LIMIT = 10_000  # a page that stops reading is dropped rather than growing without bound
 
 
-class WebError(Exception):
+class WebError(SessionError):
     """A control the page sent cannot be done now; `status` is the HTTP status to answer with."""
 
     def __init__(self, message: str, status: int = 409) -> None:
@@ -260,11 +261,12 @@ class Hub:
 
     def _agent(self) -> AgentSetup | None:
         """The config's `agent_file` for the next session (read again each time, like kimi acp)."""
-        from ...root_core import AgentFileProblem, load_root_agent
+        from ...errors import AgentFileError
+        from ...root_core import load_root_agent
 
         try:
             return load_root_agent(self.loaded)
-        except AgentFileProblem as exc:
+        except AgentFileError as exc:
             raise WebError(f"Invalid configuration: {exc}", 500) from None
 
     def _drive(self, session: sessions.Session, agent: AgentSetup | None) -> Driver:

@@ -30,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
+from .serving import serve_in_thread
+
 __all__ = ["FakeOAuthServer", "OAuthRequest", "credentials_json"]
 
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -82,13 +84,12 @@ class FakeOAuthServer:
         httpd.daemon_threads = True
         httpd.fake = self  # type: ignore[attr-defined]
         self._httpd = httpd
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        self._serving = serve_in_thread(httpd, "fake-oauth-server")
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+            self._serving.stop()
 
     @property
     def url(self) -> str:

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .serving import serve_in_thread
+
 __all__ = [
     "ErrorReply",
     "FakeLLMServer",
@@ -121,7 +123,6 @@ class FakeLLMServer:
         self._request_seen = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle
 
@@ -129,10 +130,7 @@ class FakeLLMServer:
         httpd = _Server((self._host, 0), _Handler)
         httpd.fake = self
         self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-llm-server", daemon=True
-        )
-        self._thread.start()
+        self._serving = serve_in_thread(httpd, "fake-llm-server")
         return self
 
     def stop(self) -> None:
@@ -140,11 +138,7 @@ class FakeLLMServer:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
-        httpd.shutdown()
-        httpd.close_connections()
-        httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        self._serving.stop(before_close=httpd.close_connections)
 
     def __enter__(self) -> FakeLLMServer:
         return self.start()

@@ -8,9 +8,10 @@ subprocess tests alike):
 
 from __future__ import annotations
 
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .serving import ServerThread
 
 PAGE = """<!doctype html><html><head><title>Fake Page</title><style>body{color:red}</style>
 <script>var secret = "do-not-show";</script></head>
@@ -73,12 +74,11 @@ class FakeWebServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._serving = ServerThread(self._server, "fake-web-server")
 
     def __enter__(self) -> FakeWebServer:
-        self._thread.start()
+        self._serving.start()
         return self
 
     def __exit__(self, *_: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serving.stop()

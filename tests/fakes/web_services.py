@@ -11,11 +11,12 @@ so tool tests and subprocess tests alike can use it:
 from __future__ import annotations
 
 import json
-import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .serving import ServerThread
 
 SEARCH_RESULTS = [
     {
@@ -97,15 +98,14 @@ class FakeWebServices:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._serving = ServerThread(self._server, "fake-web-services")
 
     def of(self, path: str) -> list[Recorded]:
         return [r for r in self.requests if r.path == path]
 
     def __enter__(self) -> FakeWebServices:
-        self._thread.start()
+        self._serving.start()
         return self
 
     def __exit__(self, *_: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serving.stop()

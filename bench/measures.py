@@ -157,7 +157,7 @@ async def measure_start(b: Bench) -> None:
     wire_last: dict[bool, float] = {}
 
     async def acp_first_once() -> None:
-        """kimi-acp only: a cache dir without the ACP schema index (acp/lazy_schema.py)."""
+        """kimi-acp only: a cache dir without the ACP schema index (kimi_acp/_compat/acp_lazy_schema.py)."""
         share = make_share(b.workspace, "start-acp-first", "scripted")
         empty = b.workspace.new_dir("empty-cache")
         p = await b.spawn_acp(share, env={"KIMI_CACHE_DIR": str(empty)})

@@ -28,6 +28,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "requires_tool(*names): the test needs these programs on PATH; without them it is skipped, "
         "except in CI (CI=true), where it fails",
     )
+    config.addinivalue_line(
+        "markers",
+        "smoke: a core scenario that .ci/run also runs on the newest Python, with the lowest dependency "
+        "versions pyproject.toml allows, and with KIMI_PLAIN_STARTUP=1 (`pytest -m smoke`)",
+    )
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

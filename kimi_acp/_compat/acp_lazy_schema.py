@@ -1,18 +1,19 @@
 """`acp.schema` with each of its ~280 models created when first used, from a cached index.
 
-Even with nothing built (sdk_import.py), creating the SDK's model classes is most of what
-`kimi acp` does before its first `session/new`: ~75 ms of pydantic class creation for models a
-session mostly never touches. The SDK's other modules import ~110 names from `acp.schema`;
-creating only those (and what their bases and default values need) is about half the work.
+Even with nothing built (acp_sdk_import.py), creating the SDK's model classes is most of what
+`kimi acp` does before its first `session/new`: pydantic class creation for models a session
+mostly never touches (figures: docs/performance.md, Figures that used to live in the code). The
+SDK's other modules import ~110 names from `acp.schema`; creating only those (and what their
+bases and default values need) is about half the work.
 
-How it works (sdk_import.py installs it while it imports the SDK):
+How it works (acp_sdk_import.py installs it while it imports the SDK):
 - **The index.** `acp/schema.py` is split into its top-level statements, each compiled on its
   own (with the file's `from __future__ import annotations`): the imports, and one code object
   per definition with the names it binds, the names it needs to run (bases, decorators, default
   values; not annotations, which are strings), the names its annotations mention, and whether it
-  is instantiated as some field's default. Parsing and compiling the file takes ~150 ms, so the
-  index is written once per SDK install, after the first session (`write_index`), to
-  `$KIMI_CACHE_DIR` (default `$KIMI_SHARE_DIR/cache`; schema_index.py), keyed by the file's
+  is instantiated as some field's default. Parsing and compiling the file is too slow for every
+  start, so the index is written once per SDK install, after the first session (`write_index`),
+  to `$KIMI_CACHE_DIR` (default `$KIMI_SHARE_DIR/cache`; acp_schema_index.py), keyed by the file's
   path, size and mtime and the interpreter version. No index: the SDK is imported as usual.
 - **The module.** `sys.modules["acp.schema"]` is a module whose missing attributes are created
   on access (`module.__getattr__`): their run-time dependencies first, then the statement, in the
@@ -25,7 +26,7 @@ How it works (sdk_import.py installs it while it imports the SDK):
 - **While the SDK is imported** that lookup refuses (the name stays a forward reference, which
   pydantic resolves when it builds the model), or the annotations would pull in nearly every
   model. Except for models used as defaults (`= AgentCapabilities()`): their annotations are
-  created first, so their fields are complete when sdk_import.py makes the default instance.
+  created first, so their fields are complete when acp_sdk_import.py makes the default instance.
 
 Tests compare every model with a plainly imported SDK (tests/unit/test_sdk_import.py).
 """

@@ -1,7 +1,8 @@
-"""Building the index of acp/schema.py that lazy_schema.py creates models from (see there).
+"""Building the index of acp/schema.py that acp_lazy_schema.py creates models from (see there).
 
-Separate because it needs `ast` and ~150 ms of parsing and compiling, once per SDK install,
-after the first session; start-up only reads the result.
+Separate because it needs `ast` and a slow parse and compile, once per SDK install, after the
+first session; start-up only reads the result (figures: docs/performance.md, Figures that used
+to live in the code).
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ log = logging.getLogger(__name__)
 
 # Imported names that become definitions, created when first needed, instead of being imported at
 # once: `AnyUrl` is only in annotations (4 models), and importing it runs `pydantic.networks`
-# (which imports importlib.metadata and ipaddress: ~20 ms of every start).
+# (which imports importlib.metadata and ipaddress, on every start).
 LAZY_IMPORTS = frozenset({("pydantic", "AnyUrl")})
 
 
 def build_index(path: Path) -> Index:
-    """Split and compile acp/schema.py (~150 ms)."""
+    """Split and compile acp/schema.py."""
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, str(path))
     flags = __future__.annotations.compiler_flag

@@ -2,13 +2,13 @@
 
 `acp.schema` declares its models with `ConfigDict(populate_by_name=True,
 use_attribute_docstrings=True)`. Building every validator at import and parsing every attribute
-docstring is most of the SDK's ~0.5 s import time, yet a session touches a dozen of these models.
+docstring is most of the SDK's import time, yet a session touches a dozen of these models.
 While the SDK is imported we hand it a `ConfigDict` that adds `defer_build=True` (each model is
 built on first use) and drops docstring parsing (descriptions only feed JSON Schema generation,
-which we never ask the SDK for). Validation behaviour is unchanged. Measured: ~450 ms -> ~200 ms.
+which we never ask the SDK for). Validation behaviour is unchanged.
 
 Three things still built models eagerly, 12 of them plus two adapters, and they are deferred the
-same way for the length of the import (~150 -> ~115 ms on top, issue #13):
+same way for the length of the import (issue #13):
 - `RootModel[Union[...]]` bases (six of them) take their config from `RootModel`, not from the
   SDK's `ConfigDict`: `RootModel.model_config` gets `defer_build` while the SDK is imported;
 - field defaults such as `= AgentCapabilities()` instantiate a model in its class body, which
@@ -20,64 +20,111 @@ same way for the length of the import (~150 -> ~115 ms on top, issue #13):
 
 What remains is creating the ~280 classes, and a third of that was pydantic evaluating their
 string annotations: 760 fields, but only ~250 distinct annotation texts. While the SDK is
-imported, each is evaluated once (annotation_memo.py; ~100 -> ~75 ms).
+imported, each is evaluated once (pydantic_annotation_memo.py).
 
 When the schema index is cached, `acp.schema` is moreover a lazy module that creates each model
-class when first used (lazy_schema.py): ~145 of its names at import, ~75 -> ~50 ms.
+class when first used (acp_lazy_schema.py): ~145 of its names at import.
+
+Each of these is a trick of its own (`TRICK_*`, switched off by name with `KIMI_PLAIN_STARTUP`),
+applied only with the pydantic and SDK releases it was checked against; what they rely on:
+- `acp-defer-build`: that the SDK builds its models' configs with `pydantic.ConfigDict(...)` at
+  import (replaced while it imports);
+- `acp-deferred-defaults`: `RootModel.model_config`, `BaseModel.__init__` and the
+  `__pydantic_base_init__` mark pydantic checks, `pydantic.type_adapter._type_has_config`;
+- `pydantic-annotation-memo` (pydantic_annotation_memo.py) and `acp-lazy-schema`
+  (acp_lazy_schema.py, only with `acp-defer-build`).
+If setting them up or the import fails, every trace of the SDK is dropped and it is imported
+plainly. (Figures: docs/performance.md, Figures that used to live in the code.)
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
+
+from . import ACP_SDK, PYDANTIC, Checked, applies, fell_back, installed_version, parse_version
 
 _lock = threading.Lock()
 log = logging.getLogger(__name__)
 SDK_SCHEMA_MODULE = "acp.schema"
-LAZY_SCHEMA_ENV = "KIMI_LAZY_ACP_SCHEMA"  # "0": create every model at import, as the SDK does
+TRICK_DEFER_BUILD = "acp-defer-build"
+TRICK_DEFERRED_DEFAULTS = "acp-deferred-defaults"
+TRICK_LAZY_SCHEMA = "acp-lazy-schema"
+TRICK_IMPORT = "acp-sdk-import"  # the name a failure of any of them is logged under
 
 
 def import_sdk() -> None:
-    """Import `acp` (idempotent, thread-safe)."""
-    if "acp.schema" in sys.modules:
+    """Import `acp` (idempotent, thread-safe): with the tricks that apply, else plainly."""
+    if SDK_SCHEMA_MODULE in sys.modules:
         return
     with _lock:
-        if "acp.schema" in sys.modules:
+        if SDK_SCHEMA_MODULE in sys.modules:
             return
-        with _deferred_builds():
-            lazy = _lazy_schema()
-            import acp  # noqa: F401
-            import acp.core  # noqa: F401
-            import acp.schema  # noqa: F401
-
-            if lazy is not None:
-                from .acp_lazy_schema import after_import
-
-                after_import(lazy)
-                log.info("acp.schema: %d names created at import (cached index)", len(vars(lazy)))
+        try:
+            _import_with_tricks()
+        except Exception as exc:  # noqa: BLE001 - a release that differs from the checked ones
+            fell_back(TRICK_IMPORT, exc)
+            _forget_sdk()
+            _plain_import()
 
 
-def lazy_schema_wanted() -> bool:
-    """Whether `acp.schema` may be the lazy module (`KIMI_LAZY_ACP_SCHEMA=0` says no)."""
-    return os.environ.get(LAZY_SCHEMA_ENV, "1") != "0"
+def _plain_import() -> None:
+    import acp  # noqa: F401
+    import acp.core  # noqa: F401
+    import acp.schema  # noqa: F401
+
+
+def _forget_sdk() -> None:
+    """Drop a half-done import (the lazy module, models made under the patches) before the plain one."""
+    for name in [n for n in sys.modules if n == "acp" or n.startswith("acp.")]:
+        del sys.modules[name]
+
+
+def versions() -> tuple[tuple[Checked, tuple[int, ...] | None], ...]:
+    """The releases the SDK tricks depend on (pydantic is imported by then)."""
+    import pydantic
+
+    return (PYDANTIC, parse_version(pydantic.VERSION)), (ACP_SDK, installed_version("agent-client-protocol", "acp"))
+
+
+def lazy_schema_applies() -> bool:
+    """Whether `acp.schema` may be the lazy module (it needs the deferred builds too)."""
+    checked = versions()
+    return applies(TRICK_DEFER_BUILD, *checked) and applies(TRICK_LAZY_SCHEMA, *checked)
+
+
+def _import_with_tricks() -> None:
+    from .pydantic_annotation_memo import remembered_annotations
+
+    checked = versions()
+    with ExitStack() as tricks:
+        if applies(TRICK_DEFER_BUILD, *checked):
+            tricks.enter_context(_deferred_config())
+        if applies(TRICK_DEFERRED_DEFAULTS, *checked):
+            tricks.enter_context(_deferred_defaults())
+        tricks.enter_context(remembered_annotations())
+        lazy = _lazy_schema() if lazy_schema_applies() else None
+        _plain_import()
+        if lazy is not None:
+            from .acp_lazy_schema import after_import
+
+            after_import(lazy)
+            log.info("acp.schema: %d names created at import (cached index)", len(vars(lazy)))
 
 
 def _lazy_schema() -> Any:
-    """`acp.schema` created model by model when its index is cached (lazy_schema.py); a failure
+    """`acp.schema` created model by model when its index is cached (acp_lazy_schema.py); a failure
     to set it up leaves the plain import."""
-    if not lazy_schema_wanted():
-        return None
     from .acp_lazy_schema import install_cached
 
     try:
         return install_cached()
-    except Exception:  # noqa: BLE001 - the plain import then reports any real problem
-        log.info("lazy acp.schema not used", exc_info=True)
+    except Exception as exc:  # noqa: BLE001 - the plain import then reports any real problem
+        fell_back(TRICK_LAZY_SCHEMA, exc)
         sys.modules.pop(SDK_SCHEMA_MODULE, None)
         return None
 
@@ -120,29 +167,41 @@ def _construct_defaults(cls: Any) -> Any:
 
 
 @contextmanager
-def _deferred_builds() -> Iterator[None]:
-    """While the SDK is imported: every model and adapter it creates is built on first use."""
+def _deferred_config() -> Iterator[None]:
+    """While the SDK is imported: its models' configs defer building and skip attribute docstrings."""
     import pydantic
-    from pydantic import BaseModel, RootModel
-    from pydantic.type_adapter import TypeAdapter, _type_has_config
-
-    from .pydantic_annotation_memo import remembered_annotations
 
     original_config = pydantic.ConfigDict
-    original_root_config = RootModel.model_config
-    original_init = BaseModel.__init__
 
     def lazy_config(**kwargs: Any) -> Any:
         kwargs.pop("use_attribute_docstrings", None)
         kwargs.setdefault("defer_build", True)
         return original_config(**kwargs)
 
+    pydantic.ConfigDict = lazy_config  # type: ignore[misc,assignment]
+    try:
+        yield
+    finally:
+        pydantic.ConfigDict = original_config  # type: ignore[misc]
+
+
+@contextmanager
+def _deferred_defaults() -> Iterator[None]:
+    """While the SDK is imported: `RootModel[...]` bases, no-argument default instances and
+    module-level `TypeAdapter`s are built on first use too."""
+    import pydantic
+    from pydantic import BaseModel, RootModel
+    from pydantic.type_adapter import TypeAdapter, _type_has_config
+
+    original_root_config = RootModel.model_config
+    original_init = BaseModel.__init__
+
     class LazyTypeAdapter(TypeAdapter):  # type: ignore[type-arg]
         """A module-level `TypeAdapter(T)` of the SDK, built when first used."""
 
         def __init__(self, type: Any, *, config: Any = None, **kwargs: Any) -> None:
             if config is None and not _type_has_config(type):
-                config = original_config(defer_build=True)
+                config = pydantic.ConfigDict(defer_build=True)
             super().__init__(type, config=config, **kwargs)
 
     def default_instance_init(self: Any, /, **data: Any) -> None:
@@ -161,15 +220,12 @@ def _deferred_builds() -> Iterator[None]:
     # models created meanwhile must not take this for a custom `__init__` (pydantic checks the mark)
     default_instance_init.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
-    pydantic.ConfigDict = lazy_config  # type: ignore[misc,assignment]
     pydantic.TypeAdapter = LazyTypeAdapter  # type: ignore[misc]
     RootModel.model_config = {**original_root_config, "defer_build": True}
     BaseModel.__init__ = default_instance_init  # type: ignore[method-assign]
     try:
-        with remembered_annotations():
-            yield
+        yield
     finally:
         BaseModel.__init__ = original_init  # type: ignore[method-assign]
         RootModel.model_config = original_root_config
         pydantic.TypeAdapter = TypeAdapter  # type: ignore[misc]
-        pydantic.ConfigDict = original_config  # type: ignore[misc]

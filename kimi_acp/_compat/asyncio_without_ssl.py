@@ -1,13 +1,18 @@
 """Import asyncio without `ssl`, and hand `ssl` to asyncio the moment anything imports it.
 
 asyncio imports `ssl` eagerly (`base_events`, `selector_events`, `sslproto`), which loads
-OpenSSL: ~10-20 ms and ~4.5 MiB before the first request, though a server needs TLS only once a
+OpenSSL: time and memory before the first request, though a server needs TLS only once a
 model or MCP server is reached over HTTPS (and the warm-up after the first session loads it
-then). Those modules keep `ssl = None` when the import fails, and use it only for TLS
-connections and for an `isinstance(sock, ssl.SSLSocket)` check, both impossible before `ssl`
-exists. So: asyncio is imported with `ssl` hidden, and an import hook gives asyncio its `ssl`
-as soon as `ssl` is first loaded, before the importer gets it (see `give_asyncio_ssl`). After
-that asyncio is as if imported normally; a test runs TLS over it.
+then; figures: docs/performance.md, Figures that used to live in the code). Those modules keep
+`ssl = None` when the import fails, and use it only for TLS connections and for an
+`isinstance(sock, ssl.SSLSocket)` check, both impossible before `ssl` exists. So: asyncio is
+imported with `ssl` hidden, and an import hook gives asyncio its `ssl` as soon as `ssl` is first
+loaded, before the importer gets it (see `give_asyncio_ssl`). After that asyncio is as if
+imported normally; a test runs TLS over it.
+
+Private to CPython: that those modules import `ssl` in a `try` and work with `ssl = None`, and that
+`asyncio.sslproto` is the one module deriving state from it. Checked on CPython 3.11–3.13; on any
+other version, with `KIMI_PLAIN_STARTUP`, or when anything goes wrong, asyncio is imported plainly.
 """
 
 from __future__ import annotations
@@ -19,8 +24,32 @@ from types import ModuleType
 from typing import Any
 
 from ..util.meta_path import join_meta_path, leave_meta_path
+from . import PYTHON, applies, fell_back, python_version
+
+TRICK = "asyncio-without-ssl"
 
 _lock = threading.Lock()
+
+
+def import_asyncio() -> ModuleType:
+    """`import asyncio` for the servers' start-up: without `ssl` where that was checked, else plainly."""
+    if "asyncio" not in sys.modules and applies(TRICK, (PYTHON, python_version())):
+        try:
+            return import_asyncio_without_ssl()
+        except Exception as exc:  # noqa: BLE001 - whatever a new CPython does differently: the plain import
+            fell_back(TRICK, exc)
+            _forget_asyncio()
+    import asyncio
+
+    return asyncio
+
+
+def _forget_asyncio() -> None:
+    """After a failed attempt: no finder left behind, no asyncio module half set up."""
+    for finder in [f for f in sys.meta_path if isinstance(f, _SslFinder)]:
+        leave_meta_path(finder)
+    for name in [n for n in sys.modules if n == "asyncio" or n.startswith("asyncio.")]:
+        del sys.modules[name]
 
 
 def import_asyncio_without_ssl() -> ModuleType:

@@ -4,11 +4,15 @@ Pydantic evaluates every field's string annotation (`from __future__ import anno
 model class is created: ~760 fields in the ACP SDK's schema, but only ~250 distinct texts
 (`Annotated[Optional[Dict[str, Any]], Field(alias="_meta")]` alone ~200 times), and the same
 pattern in our own wire and config models. Inside `remembered_annotations()`, a text that
-evaluated once in a module is answered from memory there (~25 ms less for the SDK, ~4 ms for
-ours). Pydantic builds each field's `FieldInfo` afresh from the evaluated annotation (a `Field()`
-inside `Annotated` is read, not changed), so sharing the evaluated object is safe. Texts naming
-anything in the class's own namespace, and texts that do not evaluate yet (forward references),
-are evaluated every time, as without it.
+evaluated once in a module is answered from memory there, for the SDK and for ours (figures:
+docs/performance.md, Figures that used to live in the code). Pydantic builds each field's
+`FieldInfo` afresh from the evaluated annotation (a `Field()` inside `Annotated` is read, not
+changed), so sharing the evaluated object is safe. Texts naming anything in the class's own
+namespace, and texts that do not evaluate yet (forward references), are evaluated every time, as
+without it.
+
+Private to pydantic: `pydantic._internal._typing_extra.try_eval_type`, its signature and result.
+Checked with pydantic 2.11–2.14; otherwise (or with `KIMI_PLAIN_STARTUP`) pydantic's own is used.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from . import PYDANTIC, applies, fell_back, parse_version
+
+TRICK = "pydantic-annotation-memo"
 _identifiers = re.compile(r"[A-Za-z_][A-Za-z_0-9]*").findall
 
 
@@ -43,19 +50,33 @@ def _remembering(original: Callable[..., tuple[Any, bool]]) -> Callable[..., tup
     return try_eval_type
 
 
+def _replaceable() -> tuple[Any, Any] | None:
+    """pydantic's module and `try_eval_type` when the memo may stand in for it, else None."""
+    import pydantic
+
+    if not applies(TRICK, (PYDANTIC, parse_version(pydantic.VERSION))):
+        return None
+    try:
+        from pydantic._internal import _typing_extra
+
+        return _typing_extra, _typing_extra.try_eval_type
+    except (ImportError, AttributeError) as exc:  # a pydantic that moved it: evaluate as it does
+        fell_back(TRICK, exc)
+        return None
+
+
 @contextmanager
 def remembered_annotations() -> Iterator[None]:
     """Evaluate each annotation text once per module inside the block (pydantic's own function
-    again after it). Nested use is fine; a pydantic without `try_eval_type` (older than 2.10)
-    is left alone."""
-    from pydantic._internal import _typing_extra
-
-    original = getattr(_typing_extra, "try_eval_type", None)
-    if original is None or getattr(original, "__kimi_remembering__", False):
+    again after it). Nested use is fine; a pydantic not checked, or without `try_eval_type`, is
+    left alone."""
+    found = _replaceable()
+    if found is None or getattr(found[1], "__kimi_remembering__", False):
         yield
         return
-    _typing_extra.try_eval_type = _remembering(original)
+    typing_extra, original = found
+    typing_extra.try_eval_type = _remembering(original)
     try:
         yield
     finally:
-        _typing_extra.try_eval_type = original
+        typing_extra.try_eval_type = original

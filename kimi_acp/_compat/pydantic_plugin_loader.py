@@ -2,15 +2,19 @@
 
 pydantic looks for plugins (installed distributions with a `pydantic` entry point) when it creates
 its first validator, which it does while it is imported (`RootModel`). Its loader imports
-`importlib.metadata` (~11 ms: `email`, `zipfile`, `csv` come along) and scans every distribution
-(~3 ms), on the servers' start-up path, to find what is nearly always nothing.
+`importlib.metadata` (`email`, `zipfile`, `csv` come along) and scans every distribution, on the
+servers' start-up path, to find what is nearly always nothing (figures: docs/performance.md,
+Figures that used to live in the code).
 
 `install()` (the servers call it before pydantic is imported; the Python API does not, so a host
 program's plugins are found the usual way) puts a stand-in under the loader's module name. It
-reads the `entry_points.txt` files of the distributions on `sys.path` itself (~1 ms). When one
+reads the `entry_points.txt` files of the distributions on `sys.path` itself. When one
 declares a `[pydantic]` section, or `sys.path` has an entry it does not read the way
 `importlib.metadata` would (a zip file, an egg), it hands over to pydantic's own loader, which
 then decides everything as usual (including `PYDANTIC_DISABLE_PLUGINS`).
+
+Private to pydantic: the loader's module name and its `get_plugins()`. Checked with pydantic
+2.11–2.14 (`PYDANTIC`); any other version, or `KIMI_PLAIN_STARTUP`, leaves pydantic's own loader.
 """
 
 from __future__ import annotations
@@ -22,13 +26,17 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
+from . import PYDANTIC, applies, installed_version
+
+TRICK = "pydantic-plugin-loader"
 LOADER = "pydantic.plugin._loader"
 _GROUP = b"pydantic"
 
 
 def install() -> bool:
-    """Register the stand-in unless pydantic's loader is loaded already; True if registered."""
-    if LOADER in sys.modules:
+    """Register the stand-in unless pydantic's loader is loaded already or the installed pydantic
+    was not checked; True if registered."""
+    if LOADER in sys.modules or not applies(TRICK, (PYDANTIC, installed_version("pydantic", "pydantic"))):
         return False
     stand_in = types.ModuleType(LOADER, __doc__)
     stand_in.get_plugins = get_plugins  # type: ignore[attr-defined]

@@ -1,7 +1,8 @@
 """The `kimi` command: `kimi acp`, `kimi --wire`, `kimi web`, `kimi login`, `kimi info`, `kimi sessions`.
 
-`kimi acp` is what IDEs start, so it bypasses click entirely (click alone costs ~40 ms of import
-time an IDE user would wait for). Everything else goes through the click group below.
+`kimi acp` is what IDEs start, so it bypasses click entirely (click's import is time an IDE user
+would wait for; figures: docs/performance.md, Figures that used to live in the code). Everything
+else goes through the click group below.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, NoReturn
 LOGIN_ARGS = (["login"], ["--login"])
 
 # `kimi acp --help` and `kimi-acp --help`: what the server is, and how to give it a model first.
-# An IDE's terminal auth runs the configured command with `login` appended (see acp/handshake.py).
+# An IDE's terminal auth runs the configured command with `login` appended (see frontends/acp/handshake.py).
 ACP_HELP = (
     "Serve the Agent Client Protocol on stdin/stdout, for Zed, JetBrains and other ACP clients. "
     "Your editor starts it (see docs/acp.md); started on a terminal it just waits for JSON-RPC "

@@ -13,6 +13,8 @@ import signal
 import time
 from collections.abc import Awaitable
 
+from .._compat.asyncio_process import close_pipes
+
 DRAIN_AFTER_KILL_S = 1.0
 
 
@@ -55,8 +57,5 @@ def killpg(pgid: int, sig: signal.Signals) -> None:
 
 
 def close_transport(proc: asyncio.subprocess.Process) -> None:
-    """Close the pipes now (a killed group may leave them half-open)."""
-    transport = getattr(proc, "_transport", None)
-    if transport is not None:
-        with contextlib.suppress(Exception):
-            transport.close()
+    """Close the pipes now (a killed group may leave them half-open); see _compat/asyncio_process.py."""
+    close_pipes(proc)

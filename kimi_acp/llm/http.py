@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..auth.source import OAuthTokenSource
     from ..config import ResolvedModel
 
-try:  # orjson decodes a streamed chunk ~2.5x faster than the json module; optional
+try:  # orjson decodes a streamed chunk faster than the json module; optional
     import orjson as _orjson
 except ImportError:  # pragma: no cover - the json module does the same work
     _orjson = None
@@ -55,8 +55,9 @@ _SSL_CONTEXT: Any = None
 
 
 def shared_ssl_context() -> Any:
-    """One TLS context per process. Building one loads the CA bundle (~20 ms); every session's
-    client would otherwise pay that again on its first request."""
+    """One TLS context per process. Building one loads the CA bundle; every session's client
+    would otherwise pay that again on its first request (figures: docs/performance.md, Figures
+    that used to live in the code)."""
     global _SSL_CONTEXT
     if _SSL_CONTEXT is None:
         _SSL_CONTEXT = httpx.create_ssl_context()

@@ -1,15 +1,15 @@
 """A faster HTTP transport under the httpx API, for streamed model replies.
 
-httpx's own transport (httpcore + h11, pure Python) costs ~25-30 µs of CPU per network read of a
-streamed reply; aiohttp's C parser a fraction of that (measured on a 2,000-chunk stream: server
-CPU 56 -> 33 ms, paced-chunk p99 1.0 -> 0.3 ms; docs/performance.md). Providers keep talking httpx
+httpx's own transport (httpcore + h11, pure Python) spends CPU on every network read of a
+streamed reply; aiohttp's C parser a fraction of that (figures: docs/performance.md, Streaming
+and Figures that used to live in the code). Providers keep talking httpx
 (`httpx.AsyncClient`, its timeouts, headers, response and error types); only the bytes move
 through aiohttp.
 
 `client_transport()` chooses per client: httpx's own transport where a user's setup needs it (a
 proxy from the environment, which httpx honours and this transport does not; aiohttp not
-installed; `KIMI_HTTP_TRANSPORT=httpx`), else `SwitchingTransport`. aiohttp's import costs
-~125 ms, so it is never paid on a request: until it has been imported (in a worker thread, started
+installed; `KIMI_HTTP_TRANSPORT=httpx`), else `SwitchingTransport`. aiohttp's import is slow,
+so it is never paid on a request: until it has been imported (in a worker thread, started
 once the first reply has been read) requests go through httpx's transport.
 
 Errors keep their meaning: aiohttp failures are raised as the httpx exceptions `llm.http` maps
@@ -41,14 +41,19 @@ log = logging.getLogger(__name__)
 TRANSPORT_ENV = "KIMI_HTTP_TRANSPORT"
 _import_started = False
 _import_lock = threading.Lock()
+_imported = threading.Event()  # set once an import of aiohttp by this module has returned
 
 
 def aiohttp_module() -> Any | None:
-    """aiohttp once it is completely imported (never imports it here), else None."""
-    module = sys.modules.get("aiohttp")
-    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
-        return None  # not imported, or another thread is still importing it
+    """aiohttp once this module's import of it has completed (never imports it here), else None:
+    a module another thread is still importing is in `sys.modules` already, half made."""
+    module = sys.modules.get("aiohttp") if _imported.is_set() else None
     return module if hasattr(module, "ClientSession") else None
+
+
+def _import_aiohttp() -> None:
+    importlib.import_module("aiohttp")
+    _imported.set()
 
 
 def import_aiohttp_in_background() -> None:
@@ -61,7 +66,7 @@ def import_aiohttp_in_background() -> None:
 
     def load() -> None:
         try:
-            importlib.import_module("aiohttp")
+            _import_aiohttp()
         except Exception as exc:  # noqa: BLE001 - any failure keeps httpx's transport
             log.debug("aiohttp not usable, staying on httpx's transport: %s", exc)
             return
@@ -85,7 +90,7 @@ def client_transport(ssl_context: Any) -> httpx.AsyncBaseTransport | None:
     if choice == "httpx" or _env_proxies() or importlib.util.find_spec("aiohttp") is None:
         return None
     if choice == "aiohttp":
-        importlib.import_module("aiohttp")
+        _import_aiohttp()
     return SwitchingTransport(ssl_context)
 
 

@@ -7,7 +7,8 @@ exchange and refreshing. Around it:
 - Tokens live in `OAuthStore` (Kimi Code CLI's files), so a server authorized with `kimi mcp auth`
   there works here and the other way round.
 - The SDK forgets when a stored access token runs out (it keeps `expires_in`, relative to a time
-  it does not store), so `_StoredProvider` reads the absolute expiry back. An expired token is then
+  it does not store), so `_StoredProvider` reads the absolute expiry back (through two private
+  hooks of the SDK, _compat/mcp_oauth.py; without them the refresh waits for the first 401). An expired token is then
   refreshed before the first request. When the refresh must go elsewhere than `<server>/token`,
   the authorization server's metadata is looked up first.
 - The servers (`kimi acp`, `kimi --wire`) cannot open a browser for a person who may not be
@@ -29,7 +30,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import httpx
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.utils import (
     build_oauth_authorization_server_metadata_discovery_urls,
     build_protected_resource_metadata_discovery_urls,
@@ -39,6 +39,7 @@ from mcp.client.auth.utils import (
 from mcp.shared.auth import OAuthClientMetadata
 
 from .. import __version__
+from .._compat.mcp_oauth import hooked_provider_class
 from ..errors import AccountError
 from .config import redact_url
 from .oauth_store import OAuthStore, token_secrets
@@ -89,15 +90,14 @@ class _PendingStore:
         self.client_info = client_info
 
 
-class _StoredProvider(OAuthClientProvider):
+class _StoredProvider(hooked_provider_class()):  # type: ignore[misc]
     """The SDK's provider, knowing when a stored token expires, and where to refresh it."""
 
     def __init__(self, store: OAuthStore | _PendingStore, **kwargs: Any) -> None:
         super().__init__(storage=store, **kwargs)
         self._store = store
 
-    async def _initialize(self) -> None:
-        await super()._initialize()
+    async def after_initialize(self) -> None:
         context = self.context
         if context.current_tokens is not None and isinstance(self._store, OAuthStore):
             expiry = self._store.token_expiry()
@@ -129,11 +129,9 @@ class _StoredProvider(OAuthClientProvider):
         except httpx.HTTPError as exc:  # the refresh then tries the SDK's guess, and a 401 says the rest
             log.info("MCP OAuth: discovery for %s failed: %s", redact_url(context.server_url), type(exc).__name__)
 
-    async def _handle_refresh_response(self, response: httpx.Response) -> bool:
-        refreshed = await super()._handle_refresh_response(response)
+    def after_refresh(self, refreshed: bool) -> None:
         if refreshed:
             log.info("MCP OAuth: refreshed the token for %s", redact_url(self.context.server_url))
-        return refreshed
 
 
 def client_metadata(redirect_uri: str) -> OAuthClientMetadata:

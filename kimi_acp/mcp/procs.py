@@ -4,7 +4,8 @@ The SDK's `stdio_client` starts a server in a session of its own (so its pid is 
 group) and on exit closes stdin, waits, then kills the group. That leaves two holes we close here:
 a server that exits on EOF while its children live on, and a process exit that never runs the
 SDK's clean-up. We learn each server's pid as it is spawned (a small wrapper around the SDK's
-spawn function, keyed by a context variable so concurrent sessions never mix them up), kill what
+private spawn function, in _compat/; reported into a context variable so concurrent sessions
+never mix them up), kill what
 is left of the group once the transport is closed, and kill every live group at interpreter exit.
 """
 
@@ -19,7 +20,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+
+from .._compat.mcp_stdio_spawn import report_spawned_pids
 
 log = logging.getLogger(__name__)
 
@@ -27,33 +29,21 @@ _sink: ContextVar[list[int] | None] = ContextVar("kimi_mcp_pid_sink", default=No
 _live: set[int] = set()  # process groups of servers that may still be running, process-wide
 _hooked = False
 _atexit_registered = False
-HOOK_MARK = "_kimi_acp_pid_hook"
 
 
 def install_pid_hook() -> bool:
-    """Wrap the SDK's spawn function once so `capture_pids` sees each new server's pid."""
+    """Have `capture_pids` see each new server's pid (_compat/mcp_stdio_spawn.py); False when the
+    SDK does not let us, and its own clean-up is all there is."""
     global _hooked
-    if _hooked:
-        return True
-    import mcp.client.stdio as stdio_module
+    if not _hooked:
+        _hooked = report_spawned_pids(_record_pid)
+    return _hooked
 
-    original: Any = getattr(stdio_module, "_create_platform_compatible_process", None)
-    if original is None:  # a future SDK: fall back to its own clean-up
-        log.warning("mcp SDK without _create_platform_compatible_process: stdio server pids are not tracked")
-        return False
-    if not getattr(original, HOOK_MARK, False):
 
-        async def spawn(*args: Any, **kwargs: Any) -> Any:
-            process = await original(*args, **kwargs)
-            sink = _sink.get()
-            if sink is not None:
-                sink.append(process.pid)
-            return process
-
-        setattr(spawn, HOOK_MARK, True)
-        stdio_module._create_platform_compatible_process = spawn  # type: ignore[attr-defined]
-    _hooked = True
-    return True
+def _record_pid(pid: int) -> None:
+    sink = _sink.get()
+    if sink is not None:
+        sink.append(pid)
 
 
 @contextmanager

@@ -2,7 +2,7 @@
 
 A skill is a directory holding a `SKILL.md`; its YAML front matter (between `---` lines at the top)
 gives `name` (default: the directory's name), `description` and `type` (`standard`, or `flow` for a
-Mermaid flowchart or D2 diagram, see `flows.py`). `/skill:<name> [request]` sends the file's text
+Mermaid flowchart or D2 diagram, see `flows.py` here). `/skill:<name> [request]` sends the file's text
 (plus the request) as the turn's user message; `/flow:<name>` walks a flow skill's chart.
 
 Where skills are found, the first of a name winning (Kimi Code CLI's order and directories):
@@ -112,8 +112,9 @@ _YAML_WORDS = frozenset("true false yes no on off y n null".split())
 def _plain_front_matter(front: str) -> dict[str, Any] | None:
     """`key: value` lines whose values PyYAML would surely read as the same strings (a value that
     starts with a letter, no `: `, no ` #`, no tab, not a YAML boolean/null word); None for anything
-    else, which PyYAML then reads. Spares the ~12 ms PyYAML import for the usual `name:` /
-    `description:` front matter, which matters on the early Wire `initialize` path."""
+    else, which PyYAML then reads. Spares the PyYAML import for the usual `name:` /
+    `description:` front matter, which matters on the early Wire `initialize` path
+    (figures: docs/performance.md, Figures that used to live in the code)."""
     data: dict[str, Any] = {}
     for line in front.split("\n"):
         if not line.isprintable():  # tabs, other line breaks, odd spaces: YAML's own rules apply

@@ -1,6 +1,6 @@
 """Where a session's skill directories are, and whether any exists: standard library only.
 
-Apart from `skills.py` because the early Wire `initialize` answer asks it before anything heavy is
+Apart from `provider.py` because the early Wire `initialize` answer asks it before anything heavy is
 loaded: when no skill directory exists, that answer lists the built-in commands at once.
 """
 
@@ -15,7 +15,8 @@ from ..util.share_dir import share_dir
 class SkillSources:
     """What decides a session's skill directories (looked at again on every refresh).
 
-    A plain class, not a dataclass: building one at import time costs ~0.6 ms on the early Wire path."""
+    A plain class, not a dataclass: building one at import time is paid on the early Wire path
+    (figures: docs/performance.md, Figures that used to live in the code)."""
 
     def __init__(
         self,

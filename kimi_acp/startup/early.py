@@ -1,10 +1,11 @@
 """Answering the first message before the heavy modules are loaded. Standard library only.
 
-Both servers spend most of their start-up importing (asyncio alone ~35 ms, pydantic ~40 ms, the
-ACP SDK ~200 ms, the agent core ~50 ms). A client's first message is almost always a handshake
-whose answer needs none of that. So: a thread imports everything while the main thread waits on
-stdin with plain blocking reads; the handshake is answered straight to fd 1; then the asyncio
-server takes over, starting with whatever bytes were read past the first line.
+Both servers spend most of their start-up importing (asyncio, pydantic, the ACP SDK, the agent
+core; figures: docs/performance.md, Figures that used to live in the code). A client's first
+message is almost always a handshake whose answer needs none of that. So: a thread imports
+everything while the main thread waits on stdin with plain blocking reads; the handshake is
+answered straight to fd 1; then the asyncio server takes over, starting with whatever bytes were
+read past the first line.
 """
 
 from __future__ import annotations
@@ -103,12 +104,12 @@ class Preloader:
 
     The cyclic garbage collector is off while it runs: imports create ~40k long-lived objects and
     nearly no garbage (~500 objects in cycles), yet ~80 collections ran over the growing young
-    generations (~12 ms of a ~200 ms preload). At the end everything is frozen (`settle_heap`) and
+    generations, a noticeable share of the preload. At the end everything is frozen (`settle_heap`) and
     collection resumes, so nothing of the preload is ever scanned again.
 
     With `pausable`, `paused()` stops the preload thread at its next import while the main thread
-    computes an early answer: both need the one GIL, and sharing it in 0.5 ms slices made the
-    8 ms of an early `replay` take 25-35 ms. (A long switch interval does not do it: the preload,
+    computes an early answer: both need the one GIL, and sharing it in 0.5 ms slices made an early
+    `replay` take several times as long. (A long switch interval does not do it: the preload,
     already waiting with the short one, takes the GIL and then keeps it for the long one.)
     """
 
@@ -193,8 +194,8 @@ class _ImportGate:
 def settle_heap() -> None:
     """After start-up: move everything allocated so far out of the garbage collector's sight.
 
-    The preloaded modules are ~60k long-lived objects; a full collection walking them costs ~25 ms,
-    which would land in the middle of some streamed answer. Frozen, they are never scanned again.
+    The preloaded modules are ~60k long-lived objects; a full collection walking them is slow,
+    and would land in the middle of some streamed answer. Frozen, they are never scanned again.
     """
     gc.freeze()
 

@@ -16,7 +16,8 @@ BACKUPS = 3
 class RotatingLogFile(logging.FileHandler):
     """`kimi.log`, moved to `kimi.log.1` (and on, up to `.{backups}`) before a record would take it
     past `max_bytes`: logging.handlers.RotatingFileHandler's rule, without importing
-    `logging.handlers` (pickle, queue: ~4 ms of every server's start-up)."""
+    `logging.handlers` (pickle, queue: paid on every server's start-up; figures:
+    docs/performance.md, Figures that used to live in the code)."""
 
     def __init__(self, path: Path, max_bytes: int = MAX_BYTES, backups: int = BACKUPS) -> None:
         super().__init__(path, encoding="utf-8", delay=True)
@@ -76,3 +77,7 @@ def setup_logging(component: str) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     root._kimi_configured = True  # type: ignore[attr-defined]
     logging.getLogger("kimi_acp").info("%s starting (pid %d)", component, os.getpid())
+    from .._compat import take_notes
+
+    for note in take_notes():
+        logging.getLogger("kimi_acp._compat").info(note)

@@ -63,7 +63,7 @@ class StdoutWriter:
 
 
 async def open_stdio(limit: int = STDIN_LINE_LIMIT, *, prefix: bytes = b"") -> tuple[asyncio.StreamReader, StdoutWriter]:
-    """Async stdin/stdout; `prefix` is input already read from fd 0 (see `early.py`)."""
+    """Async stdin/stdout; `prefix` is input already read from fd 0 (see `startup/early.py`)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit)
     if prefix:

@@ -1,4 +1,7 @@
-"""The first turn's one-time costs, paid on the event loop after start-up instead of in the first prompt."""
+"""The first turn's one-time costs, paid on the event loop after start-up instead of in the first prompt.
+
+(Figures: docs/performance.md, Figures that used to live in the code.)
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ WARM_DELAY_S = 0.5
 
 def core_warm_ups() -> list[Callable[[], Any]]:
     """First-use costs of the first turn, as small steps: the tool modules and their JSON Schemas
-    (~10 ms: what the model is sent), then the validators of the models every turn builds.
+    (what the model is sent), then the validators of the models every turn builds.
 
     Not before the first session: `session/new` needs none of it, and an IDE asks for a session
     as soon as `initialize` is answered (see `warm_up_in_background`)."""
@@ -49,7 +52,7 @@ def _talks_http(resolved: Any) -> bool:
 def warm_up_in_background(resolved: Any = None, *, model: Callable[[], Any] | None = None) -> None:
     """Half a second after the server is up: `core_warm_ups`, then, when the session's model
     talks HTTP, the HTTP stack and its TLS context in a worker thread (the first prompt then
-    skips ~80 ms of one-time work). `model()` gives the resolved model when it is not known yet
+    skips that one-time work). `model()` gives the resolved model when it is not known yet
     (reading the config is itself start-up work). Call it from the running event loop.
 
     The delay keeps it off the first requests: a client's `session/new` or `replay` right after

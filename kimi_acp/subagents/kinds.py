@@ -28,7 +28,7 @@ CALLER_NOTE = (
 @dataclass(frozen=True)
 class SubagentKind:
     """A type the Agent tool offers. A built-in one makes its agent spec only when it first runs
-    (agents.py is not needed to list it: `kimi acp` attaches the tool on its start-up path)."""
+    (agent_file.py is not needed to list it: `kimi acp` attaches the tool on its start-up path)."""
 
     name: str
     description: str

@@ -1,6 +1,7 @@
 """Built-in tools. Importing this package is cheap, and so is naming the tools: a session's tool set
 holds `DeferredTool`s, which import their module the first time the tool itself is needed (the
-model's tool list, a call). Opening a session thus imports none of the tool modules (~10 ms)."""
+model's tool list, a call). Opening a session thus imports none of the tool modules (figures:
+docs/performance.md, Figures that used to live in the code)."""
 
 from __future__ import annotations
 

@@ -65,7 +65,7 @@ class _YoloState(Protocol):
 
 
 class SubagentLauncher(Protocol):
-    """Runs the Agent tool's subagents for one root session (kimi_acp/subagents/, tools/agent.py)."""
+    """Runs the Agent tool's subagents for one root session (kimi_acp/subagents/, tools/subagent.py)."""
 
     def types(self) -> Sequence[Any]: ...
 
@@ -174,7 +174,7 @@ class Tool(ABC, Generic[P]):
     params: ClassVar[type[BaseModel]]
 
     def spec(self) -> ToolSpec:
-        """What the model sees; built once per tool class (schema generation costs ~2 ms a tool)."""
+        """What the model sees; built once per tool class (schema generation is not cheap)."""
         cls = type(self)
         cached = _SPECS.get(cls)
         if cached is None:

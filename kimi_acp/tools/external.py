@@ -18,7 +18,7 @@ _VALIDATOR_CLASS: Any = None
 def _validator_class() -> Any:
     global _VALIDATOR_CLASS
     if _VALIDATOR_CLASS is None:
-        from jsonschema import Draft202012Validator  # lazy: ~100 ms import, only for external tools
+        from jsonschema import Draft202012Validator  # lazy: a slow import, only for external tools
 
         _VALIDATOR_CLASS = Draft202012Validator
     return _VALIDATOR_CLASS

@@ -1,6 +1,7 @@
 """YAML from our users' files (SKILL.md front matter, agent files), with errors a person can act on.
 
-PyYAML is imported only here and only when called (~12 ms): most front matter never needs it.
+PyYAML is imported only here and only when called: most front matter never needs it
+(figures: docs/performance.md, Figures that used to live in the code).
 """
 
 from __future__ import annotations

@@ -192,7 +192,7 @@ def notification_message(method: str, params: Any) -> dict[str, Any]:
 def dumps(message: dict[str, Any]) -> bytes:
     """One line of compact JSON, newline-terminated, UTF-8 (non-ASCII kept as is).
 
-    orjson encodes it when it is loaded (~15x faster than the json module; it comes with the
+    orjson encodes it when it is loaded (much faster than the json module; it comes with the
     model's HTTP stack, `llm.http`, so start-up never waits for it). Whatever orjson refuses —
     a lone surrogate, a non-string key, an int past 64 bits, deep nesting, a type it would
     encode where the json module would not (dataclasses, datetimes) — goes the json module's way,

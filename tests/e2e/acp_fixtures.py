@@ -37,8 +37,10 @@ def fake_model_config(share_dir: Path, server: Any) -> Path:
 
 def acp_env(share_dir: Path) -> dict[str, str]:
     env = {"KIMI_SHARE_DIR": str(share_dir), "PATH": os.environ.get("PATH", "")}
-    if os.environ.get("KIMI_CACHE_DIR"):  # the schema index every start after the first finds (conftest.py)
-        env["KIMI_CACHE_DIR"] = os.environ["KIMI_CACHE_DIR"]
+    # the schema index every start after the first finds (conftest.py); CI's plain start-up smoke job
+    for name in ("KIMI_CACHE_DIR", "KIMI_PLAIN_STARTUP"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
     return env
 
 

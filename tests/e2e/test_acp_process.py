@@ -27,6 +27,7 @@ async def _session(agent: WireProcess, project: Path) -> str:
     return response["result"]["sessionId"]
 
 
+@pytest.mark.smoke
 async def test_malformed_lines_get_errors_and_the_server_keeps_going(share, project):
     write_config(share, ["text: fine"])
     agent = await _start(share)
@@ -44,6 +45,7 @@ async def test_malformed_lines_get_errors_and_the_server_keeps_going(share, proj
     assert await agent.close() == 0
 
 
+@pytest.mark.smoke
 async def test_stdout_carries_only_json_rpc(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "echo to-stdout; echo to-stderr >&2"}), "text: ok", "error: 500 boom"], default_yolo=True)
     agent = await _start(share)

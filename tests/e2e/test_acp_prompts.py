@@ -14,6 +14,7 @@ from tests.support.acp_client import spawn_acp
 from tests.support.wire_client import tool_call
 
 
+@pytest.mark.smoke
 async def test_text_streams_with_title_and_usage(share, project):
     write_config(share, ["think: pondering\ntext: Hello\ntext: , IDE\nusage: input_other=40 output=5"])
     async with spawn_acp(acp_env(share)) as agent:
@@ -30,6 +31,7 @@ async def test_text_streams_with_title_and_usage(share, project):
         assert info and info[0]["title"] == "Say hello" and info[0]["updatedAt"]
 
 
+@pytest.mark.smoke
 async def test_tool_cards_have_kind_locations_raw_input_diff_and_plan(share, project):
     (project / "notes.txt").write_text("one\ntwo\nthree\n")
     scripts = [
@@ -102,6 +104,7 @@ async def test_streamed_arguments_update_the_card_title(share, project):
     ("answer", "ran", "second_step"),
     [("approve", True, True), ("reject", False, False), ("cancelled", False, False)],
 )
+@pytest.mark.smoke
 async def test_permission_outcomes(share, project, answer, ran, second_step):
     marker = project / "ran.txt"
     write_config(share, [tool_call("s1", "Shell", {"command": "echo yes > ran.txt"}), "text: after"])

@@ -18,6 +18,7 @@ def _index(recorder, predicate) -> int:
     return next(i for i, m in enumerate(recorder.incoming) if predicate(m))
 
 
+@pytest.mark.smoke
 async def test_initialize_negotiates_version_one_and_advertises_capabilities(share):
     write_config(share)
     async with spawn_acp(acp_env(share)) as agent:
@@ -104,6 +105,7 @@ async def test_new_session_rejects_a_relative_or_missing_cwd(share, project):
             assert caught.value.code == -32602
 
 
+@pytest.mark.smoke
 async def test_load_after_restart_replays_the_same_transcript(share, project):
     (project / "a.txt").write_text("alpha\n")
     scripts = [
@@ -294,6 +296,7 @@ async def test_plan_mode_blocks_edits(share, project):
         assert not (project / "x.txt").exists()
 
 
+@pytest.mark.smoke
 async def test_close_cancels_a_running_turn(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "sleep 20"}), "text: unused"], default_yolo=True)
     async with spawn_acp(acp_env(share)) as agent:

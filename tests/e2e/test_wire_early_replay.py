@@ -8,9 +8,13 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from kimi_acp.frontends.wire.early_replay import replay_output
 from kimi_acp.sessions import work_dir_key
 from tests.support.wire_client import event_types, text_of, tool_call
+
+pytestmark = pytest.mark.smoke  # also run in CI's smoke jobs (.ci/run)
 
 INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}
 

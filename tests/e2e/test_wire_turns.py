@@ -7,6 +7,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from kimi_acp.sessions import find, work_dir_key
 from tests.support.processes import process_alive, sleep_marker, wait_until
 from tests.support.wire_client import event_types, events, text_of, tool_call
@@ -29,6 +31,7 @@ def wire_records(share_dir: Path, work_dir: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.smoke
 async def test_text_turn_streams_chunks_and_records_them_merged(start_wire, share_dir, work_dir):
     wire = await start_wire(["text: Hello\ntext: , world\nusage: input_other=7 output=3 input_cache_read=2"])
     init, _ = await wire.call("initialize", INIT)
@@ -50,6 +53,7 @@ async def test_text_turn_streams_chunks_and_records_them_merged(start_wire, shar
     assert await wire.close() == 0
 
 
+@pytest.mark.smoke
 async def test_shell_call_approved_runs_and_continues(start_wire, share_dir, work_dir):
     wire = await start_wire([tool_call("tc-1", "Shell", {"command": "echo approved-output"}), "text: done"])
     await wire.call("initialize", INIT)
@@ -104,6 +108,7 @@ async def test_rejection_with_feedback_lets_the_model_continue(start_wire, share
     assert "User feedback: use ls instead" in json.dumps(context_lines(share_dir, work_dir))
 
 
+@pytest.mark.smoke
 async def test_approve_for_session_is_remembered_across_turns_and_restarts(start_wire, tmp_path, share_dir, work_dir):
     scripts = [
         tool_call("a", "Shell", {"command": "echo one"}) + "\n" + tool_call("b", "Shell", {"command": "echo two"}),
@@ -244,6 +249,7 @@ async def test_steer_during_an_approval_is_injected_after_the_step(start_wire, s
     assert users[-1]["content"] == "use python instead"
 
 
+@pytest.mark.smoke
 async def test_cancel_during_a_long_shell_command_ends_fast_and_kills_the_group(start_wire, share_dir, work_dir):
     marker = sleep_marker(31)
     command = f"sleep {marker} & sleep {marker}; echo never"
@@ -302,6 +308,7 @@ async def test_prompt_without_initialize_still_gets_approvals(start_wire):
     assert response["result"] == {"status": "finished"}
 
 
+@pytest.mark.smoke
 async def test_replay_sends_recorded_events_and_requests(start_wire):
     wire = await start_wire([tool_call("tc-1", "Shell", {"command": "echo hi"}), "text: done"])
     prompt_id = await wire.request("prompt", {"user_input": "go"})

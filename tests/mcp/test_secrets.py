@@ -18,7 +18,7 @@ ENV_SECRET = "env-secret-9393"
 
 
 async def test_failures_and_sdk_logs_are_redacted(tmp_path: Path) -> None:
-    # A handler on the root logger, where logs.py puts kimi.log's (pytest's caplog would not do:
+    # A handler on the root logger, where startup/logs.py puts kimi.log's (pytest's caplog would not do:
     # it also hooks itself onto non-propagating loggers, below our redaction).
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)

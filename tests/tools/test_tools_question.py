@@ -1,5 +1,5 @@
 """AskUserQuestion on its own: the request it sends, how answers are read, what the model is
-offered per front end; and the ACP form and permission mapping (`acp/questions.py`)."""
+offered per front end; and the ACP form and permission mapping (`frontends/acp/questions.py`)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import trustme
+
+pytestmark = pytest.mark.smoke  # also run in CI's smoke jobs (.ci/run)
 
 
 def run(code: str, *args: str) -> dict:

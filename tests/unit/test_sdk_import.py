@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.smoke  # also run in CI's smoke jobs (.ci/run)
+
 PROBE = r"""
 import json, sys
 if sys.argv[1] == "lazy":
@@ -56,6 +60,7 @@ try:
 except pydantic.ValidationError as exc:
     out["invalid"] = [e["type"] for e in exc.errors()]
 from acp.agent import connection
+
 out["adapter"] = connection._CREATE_ELICITATION_RESPONSE_ADAPTER.validate_python({"action": "cancel"}).model_dump(mode="json", by_alias=True)
 # every model's fields and JSON Schema once built (descriptions aside: the deferred import does
 # not parse attribute docstrings, which only feed descriptions)
@@ -95,7 +100,7 @@ def test_deferred_import_builds_nothing_and_changes_nothing():
 
 
 def test_the_lazy_schema_module_changes_nothing_either(tmp_path: Path):
-    """acp.schema created model by model from the cached index (lazy_schema.py) behaves as the
+    """acp.schema created model by model from the cached index (_compat/acp_lazy_schema.py) behaves as the
     SDK imported plainly, whether a model is reached by validation, as a default or by name."""
     lazy, plain = probe("lazy", tmp_path), probe("plain")
     assert lazy.pop("built_at_import") == []

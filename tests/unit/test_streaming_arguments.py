@@ -1,4 +1,4 @@
-"""Tool-call arguments read while they stream (acp/arguments.py) and the card updates they drive."""
+"""Tool-call arguments read while they stream (frontends/acp/arguments.py) and the card updates they drive."""
 
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
 """Start-up of `kimi acp`: answer `initialize` at once, load everything else meanwhile.
 
-An IDE waits on `initialize` before it shows the agent. Importing the ACP SDK costs ~0.5 s
+An IDE waits on `initialize` before it shows the agent. Importing the ACP SDK is slow
 (pydantic builds ~280 schema models and parses their docstrings) and the core and asyncio add
-more, so the main thread imports nothing heavy: it blocks on stdin, answers `initialize` from
-`handshake.py` (plain dicts), while a thread imports the SDK (deferred model builds, see
-`sdk_import.py`), the core and asyncio. Then the SDK's `AgentSideConnection` runs over our
-`StdioTransport`, starting with the bytes that followed the first line.
+more (figures: docs/performance.md, Figures that used to live in the code), so the main thread
+imports nothing heavy: it blocks on stdin, answers `initialize` from `handshake.py` (plain
+dicts), while a thread imports the SDK (deferred model builds, see
+`_compat/acp_sdk_import.py`), the core and asyncio. Then the SDK's `Connection` runs over our
+`StdioTransport`, starting with the bytes that followed the first line, with the request guard
+(guard.py) in front of the SDK's router.
 """
 
 from __future__ import annotations
@@ -64,12 +66,9 @@ def _early_initialize(message: dict[str, Any]) -> dict[str, Any] | None:
 
 def _load_server_stack() -> Any:
     """Everything the server needs, imported off the main thread."""
-    from ..._compat.asyncio_without_ssl import import_asyncio_without_ssl
+    from ...startup.preload import prepare_imports
 
-    import_asyncio_without_ssl()
-    from ..._compat import pydantic_plugin_loader as pydantic_plugins
-
-    pydantic_plugins.install()  # no importlib.metadata when no distribution has pydantic plugins
+    prepare_imports()
     from ...startup.logs import setup_logging
 
     setup_logging("acp")
@@ -86,15 +85,15 @@ def _load_server_stack() -> Any:
 
 def _cache_schema_index_later() -> None:
     """The first start after the SDK is installed: cache the index that later starts create the
-    SDK's models from (acp/lazy_schema.py), in a worker thread after the warm-ups (~150 ms).
+    SDK's models from (_compat/acp_lazy_schema.py), in a worker thread after the warm-ups.
     Not a daemon: exiting while it writes waits for it (the write is atomic anyway)."""
     import asyncio
     import threading
 
     from ..._compat.acp_lazy_schema import is_lazy
-    from ..._compat.acp_sdk_import import lazy_schema_wanted
+    from ..._compat.acp_sdk_import import lazy_schema_applies
 
-    if is_lazy() or not lazy_schema_wanted():
+    if is_lazy() or not lazy_schema_applies():
         return
 
     def write() -> None:
@@ -107,24 +106,27 @@ def _cache_schema_index_later() -> None:
 
 
 async def _serve(server_module: Any, started: Any) -> int:
-    from acp.core import AgentSideConnection
+    from acp.agent.router import build_agent_router
+    from acp.connection import Connection
 
     from ...startup.stdio import install_shutdown_signals, open_stdio
-    from .guard import install_guard
+    from .client_calls import ClientCalls
+    from .guard import RequestGuard
     from .transport import StdioTransport
 
     reader, writer = await open_stdio(STDIN_LIMIT, prefix=started.unread)
     transport = StdioTransport(reader, writer)
     install_shutdown_signals(reader.feed_eof, already_requested=started.signals.requested)
     agent = server_module.AcpServer(transport, initialize_params=started.handshake)
-    connection = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
-    install_guard(connection, agent)
+    router = build_agent_router(agent, use_unstable_protocol=True)
+    connection = Connection(RequestGuard(router, agent), transport, listening=False)
+    agent.on_connect(ClientCalls(connection))
     from ...startup.warm_up import warm_up_in_background
 
     warm_up_in_background(model=_default_model)
     _cache_schema_index_later()
     try:
-        await connection.listen()
+        await connection.main_loop()
     finally:
         await agent.shutdown()
         await transport.answer_open_requests(SHUTDOWN_GRACE_S)

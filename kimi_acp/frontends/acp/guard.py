@@ -93,12 +93,3 @@ def _check_protocol_version(params: dict[str, Any]) -> None:
 def _errors(exc: ValidationError) -> list[dict[str, Any]]:
     """The pydantic errors without the offending input, which may be huge or deeply nested."""
     return [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors(include_url=False)[:10]]
-
-
-def install_guard(connection: Any, agent: ExtraMethods) -> None:
-    """Put the guard in front of the SDK's router. The SDK offers no hook for this, so it goes
-    through the connection's handler attribute; fail loudly if a new SDK version moved it."""
-    inner = getattr(connection, "_conn", None)
-    if inner is None or not callable(getattr(inner, "_handler", None)):
-        raise RuntimeError("unsupported agent-client-protocol SDK: cannot find its request router")
-    inner._handler = RequestGuard(inner._handler, agent)

@@ -59,7 +59,7 @@ class SessionHost(Protocol):
     """What a session needs from the server that owns it (the server implements it)."""
 
     transport: Any  # .notify(method, params)
-    connection: Any  # the SDK's AgentSideConnection: requests to the client
+    connection: Any  # client_calls.ClientCalls: requests to the client
     client_capabilities_raw: dict[str, Any]
 
 

@@ -319,7 +319,7 @@ class UpdateMapper:
         call = self._open
         if call is None or not message.arguments_part:
             return []
-        if not call.args.append(message.arguments_part):  # read incrementally (acp/arguments.py)
+        if not call.args.append(message.arguments_part):  # read incrementally (arguments.py)
             return []
         title = self._title(call.name, call.args.partial, call.prefix)
         self._settle(call)

@@ -2,10 +2,11 @@
 thread imports it before the preload starts.
 
 A client reopening a thread sends `initialize` and then `replay` at once, and used to wait for
-the whole background load (config, agent core, tools: ~250 ms) before the first event arrived,
-while the replay itself is a read of `wire.jsonl`. The main thread, which answered `initialize`
-early (`early.py`), answers such a `replay` too, straight from the file: every record goes out
-as it is stored (our recorder writes exactly the envelope the server would send again).
+the whole background load (config, agent core, tools) before the first event arrived, while the
+replay itself is a read of `wire.jsonl` (figures: docs/performance.md, Figures that used to live
+in the code). The main thread, which answered `initialize` early (`startup/early.py`), answers such a
+`replay` too, straight from the file: every record goes out as it is stored (our recorder writes
+exactly the envelope the server would send again).
 
 Only when that is certain; otherwise the request is left to the server, which decodes every
 record: no `--session ID` (a new session has no history anyway; `--continue` needs `kimi.json`),
@@ -53,7 +54,7 @@ def session_wire_file(options: dict[str, Any]) -> Path | None:
     return directory / "wire.jsonl" if directory.is_dir() else None
 
 
-def canonical_path(path: str | Path) -> Path:  # fsutil.canonical_path, without fsutil's ~10 ms of imports
+def canonical_path(path: str | Path) -> Path:  # util.fs.canonical_path, without its imports
     return Path(os.path.normpath(os.path.abspath(os.path.expanduser(str(path)))))
 
 
@@ -72,7 +73,7 @@ Hold = Callable[[], AbstractContextManager[Any]]
 def replay_output(path: Path, request_id: Any, hold: Hold = nullcontext) -> bytes | None:
     """Every line the server's `replay` would write (events, history requests, the response),
     or None when some record needs the server's decoder. The file is read first; the rest is
-    computation, done inside `hold()` (early.py: the preload thread waits meanwhile, so nothing
+    computation, done inside `hold()` (startup/early.py: the preload thread waits meanwhile, so nothing
     in there may import)."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:

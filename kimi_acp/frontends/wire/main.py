@@ -1,13 +1,14 @@
 """Start-up of `kimi --wire`: parse the options, answer `initialize` early, open the session, serve.
 
-Like `kimi acp` (see `early.py`), the config, the session and the agent core are loaded in a
+Like `kimi acp` (see `startup/early.py`), the config, the session and the agent core are loaded in a
 thread while the main thread waits for the client's first line; a plain `initialize` is answered
 at once. Option errors (bad config, unknown model, missing work dir, no session to continue)
 still end the process with a one-line error and exit code 2.
 
-`parse_fast` understands the `kimi --wire` options so the common invocation skips click (~20 ms
-of imports); anything it does not recognise falls back to the click CLI, which has the same
-options (a test keeps the two in step).
+`parse_fast` understands the `kimi --wire` options so the common invocation skips click and its
+imports (figures: docs/performance.md, Figures that used to live in the code); anything it does
+not recognise falls back to the click CLI, which has the same options (a test keeps the two in
+step).
 """
 
 from __future__ import annotations
@@ -254,15 +255,12 @@ def _config_may_have_hooks(options: dict[str, Any]) -> bool:
 
 
 def _preload(options: dict[str, Any]) -> _Prepared:
-    """The preload thread: asyncio (without ssl until used), then `_prepare`, evaluating each of
-    the models' annotation texts once (annotation_memo.py), pydantic's plugins looked for without
-    importlib.metadata when there are none (pydantic_plugins.py)."""
-    from ..._compat import pydantic_plugin_loader as pydantic_plugins
-    from ..._compat.asyncio_without_ssl import import_asyncio_without_ssl
+    """The preload thread: asyncio and pydantic's plugin discovery (startup/preload.py), then
+    `_prepare`, evaluating each of the models' annotation texts once (_compat/pydantic_annotation_memo.py)."""
     from ..._compat.pydantic_annotation_memo import remembered_annotations
+    from ...startup.preload import prepare_imports
 
-    import_asyncio_without_ssl()
-    pydantic_plugins.install()
+    prepare_imports()
     with remembered_annotations():
         return _prepare(**options)
 

@@ -113,7 +113,7 @@ class WireServer:
         *,
         early_initialize: dict[str, Any] | None = None,
     ) -> None:
-        """`early_initialize`: params of an `initialize` already answered at start-up (`wire_main`)."""
+        """`early_initialize`: params of an `initialize` already answered at start-up (`main.py`)."""
         self.core = core
         self.reader = reader
         self.writer = writer

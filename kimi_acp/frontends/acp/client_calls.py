@@ -1,0 +1,110 @@
+"""The requests `kimi acp` sends its client (permission prompts, questions, files, terminals).
+
+Built on the SDK's public pieces (`acp.connection.Connection`, the request and response models,
+`acp.utils.request_model`), the way its `AgentSideConnection` sends them, so that the server owns
+its `Connection` and can put the request guard (guard.py) in front of the router without reaching
+into the SDK's private attributes. Only what the server sends is here; updates go out through the
+transport directly (transport.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp.connection import Connection
+from acp.meta import CLIENT_METHODS
+from acp.schema import (
+    CreateFormSessionElicitationRequest,
+    CreateTerminalRequest,
+    CreateTerminalResponse,
+    ElicitationFormSessionMode,
+    EnvVariable,
+    KillTerminalRequest,
+    PermissionOption,
+    ReadTextFileRequest,
+    ReadTextFileResponse,
+    ReleaseTerminalRequest,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    TerminalOutputRequest,
+    TerminalOutputResponse,
+    ToolCallUpdate,
+    WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse,
+    WriteTextFileRequest,
+)
+from acp.utils import request_model, serialize_params
+
+_elicitation_answer: Any = None  # a TypeAdapter of the three answers, built on first use
+
+
+class ClientCalls:
+    """Requests to the client of one connection; each returns the SDK's response model."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    async def request_permission(
+        self, *, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **meta: Any
+    ) -> RequestPermissionResponse:
+        params = RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options, field_meta=meta or None)
+        return await request_model(
+            self.connection, CLIENT_METHODS["session_request_permission"], params, RequestPermissionResponse
+        )
+
+    async def create_elicitation(self, *, message: str, mode: ElicitationFormSessionMode, **meta: Any) -> Any:
+        """A form bound to a session (the only kind the server asks for): accept, decline or cancel."""
+        global _elicitation_answer
+        params = CreateFormSessionElicitationRequest(
+            message=message, mode="form", field_meta=meta or None, **mode.model_dump(mode="json", exclude_none=True)
+        )
+        answer = await self.connection.send_request(CLIENT_METHODS["elicitation_create"], serialize_params(params))
+        if _elicitation_answer is None:
+            from acp.schema import AcceptElicitationResponse, CancelElicitationResponse, DeclineElicitationResponse
+            from pydantic import TypeAdapter
+
+            _elicitation_answer = TypeAdapter(AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse)
+        return _elicitation_answer.validate_python(answer)
+
+    async def read_text_file(
+        self, *, session_id: str, path: str, line: int | None = None, limit: int | None = None
+    ) -> ReadTextFileResponse:
+        params = ReadTextFileRequest(session_id=session_id, path=path, line=line, limit=limit)
+        return await request_model(self.connection, CLIENT_METHODS["fs_read_text_file"], params, ReadTextFileResponse)
+
+    async def write_text_file(self, *, session_id: str, path: str, content: str) -> None:
+        params = WriteTextFileRequest(session_id=session_id, path=path, content=content)
+        await self.connection.send_request(CLIENT_METHODS["fs_write_text_file"], serialize_params(params))
+
+    async def create_terminal(
+        self,
+        *,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+    ) -> CreateTerminalResponse:
+        params = CreateTerminalRequest(
+            session_id=session_id, command=command, args=args, env=env, cwd=cwd, output_byte_limit=output_byte_limit
+        )
+        return await request_model(self.connection, CLIENT_METHODS["terminal_create"], params, CreateTerminalResponse)
+
+    async def terminal_output(self, *, session_id: str, terminal_id: str) -> TerminalOutputResponse:
+        params = TerminalOutputRequest(session_id=session_id, terminal_id=terminal_id)
+        return await request_model(self.connection, CLIENT_METHODS["terminal_output"], params, TerminalOutputResponse)
+
+    async def wait_for_terminal_exit(self, *, session_id: str, terminal_id: str) -> WaitForTerminalExitResponse:
+        params = WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id)
+        return await request_model(
+            self.connection, CLIENT_METHODS["terminal_wait_for_exit"], params, WaitForTerminalExitResponse
+        )
+
+    async def kill_terminal(self, *, session_id: str, terminal_id: str) -> None:
+        params = KillTerminalRequest(session_id=session_id, terminal_id=terminal_id)
+        await self.connection.send_request(CLIENT_METHODS["terminal_kill"], serialize_params(params))
+
+    async def release_terminal(self, *, session_id: str, terminal_id: str) -> None:
+        params = ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id)
+        await self.connection.send_request(CLIENT_METHODS["terminal_release"], serialize_params(params))

@@ -59,8 +59,10 @@ def _early_initialize(message: dict[str, Any]) -> dict[str, Any] | None:
     params = request_params(message, "initialize")
     if params is None or not isinstance(params.get("protocolVersion"), int):
         return None
-    from .handshake import initialize_result
+    from .handshake import capabilities_problem, initialize_result
 
+    if capabilities_problem(params) is not None:
+        return None  # the server answers it with the error
     return initialize_result(params)
 
 

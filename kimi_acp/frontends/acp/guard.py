@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from ...wire.serde import describe_validation_error
 from .errors import invalid_params, request_cancelled
+from .handshake import capabilities_problem
 
 Router = Callable[[str, Any, bool], Awaitable[Any]]
 METHOD_NOT_FOUND = -32601
@@ -52,6 +53,9 @@ class RequestGuard:
                 raise invalid_params("params", "must be an object")
             if method == "initialize":
                 _check_protocol_version(params)
+                problem = capabilities_problem(params)
+                if problem is not None:
+                    raise invalid_params(*problem)
                 self._agent.remember_initialize(params)
             self._agent.check_session_params(method, params)
             if method == "session/delete" and not is_notification:
@@ -65,7 +69,8 @@ class RequestGuard:
             raise
         except ValidationError as exc:
             detail = describe_validation_error(exc, limit=3, unlocated="params")
-            raise RequestError(-32602, f"Invalid params for {method}: {detail}", {"errors": _errors(exc)}) from None
+            message = f"Invalid params for {method}: {detail}"
+            raise RequestError(-32602, message, {"details": message, "errors": _errors(exc)}) from None
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if is_notification or (current is not None and current.cancelling()):

@@ -24,6 +24,38 @@ API_KEY_METHOD_ID = "kimi-api-key"
 API_KEY_ENV = "KIMI_API_KEY"
 
 
+_CAPABILITY_TYPES: dict[str, type] = {"fs": dict, "terminal": bool, "_meta": dict}
+_FS_TYPES: dict[str, type] = {"readTextFile": bool, "writeTextFile": bool, "_meta": dict}
+
+
+def capabilities_problem(params: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) when `initialize`'s client capabilities have a type the schema does
+    not allow where we read them; None when they are usable (or absent)."""
+    caps = params.get("clientCapabilities")
+    if caps is None:
+        return None
+    if not isinstance(caps, dict):
+        return "clientCapabilities", f"must be an object, got {_type_name(caps)}"
+    for key, kind in _CAPABILITY_TYPES.items():
+        if key in caps and not isinstance(caps[key], kind):
+            return f"clientCapabilities.{key}", f"must be {_article(kind)}, got {_type_name(caps[key])}"
+    fs = caps.get("fs")
+    for key, kind in _FS_TYPES.items():
+        if isinstance(fs, dict) and key in fs and not isinstance(fs[key], kind):
+            return f"clientCapabilities.fs.{key}", f"must be {_article(kind)}, got {_type_name(fs[key])}"
+    return None
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array", dict: "an object"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def _article(kind: type) -> str:
+    return "a boolean" if kind is bool else "an object"
+
+
 def negotiate_version(requested: Any) -> int:
     """The highest version we support that is not above the client's (1 for anything invalid)."""
     if not isinstance(requested, int) or isinstance(requested, bool):

@@ -98,7 +98,7 @@ class StdioTransport:
                 log.warning("ignoring a malformed response from the client: %s", exc)
                 continue
             if problem is not None:
-                if "id" in message or problem.code != rpc.INVALID_PARAMS:
+                if not isinstance(message, dict) or "id" in message or problem.code != rpc.INVALID_PARAMS:
                     self._reply_error(problem.request_id, problem)
                 else:  # a notification is never answered, not even with an error
                     log.warning("ignoring notification %s: %s", message.get("method"), problem.message)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 
@@ -11,3 +13,12 @@ def _isolated_share_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("KIMI_SHARE_DIR", str(share))
     for var in ("KIMI_API_KEY", "KIMI_BASE_URL", "KIMI_MODEL_NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_secrets() -> Iterator[None]:
+    """The secrets a test registered (util/secrets.py) are not redacted in the next one."""
+    from kimi_acp.util import secrets
+
+    yield
+    secrets.clear()

@@ -27,6 +27,8 @@ from pydantic import (
 )
 
 from .errors import ConfigError
+from .util import secrets
+from .util.fs import open_private, private_share_dir
 from .util.share_dir import share_dir
 
 # The provider types `llm.create_provider` can build. Only the public ones are ever named to users
@@ -161,6 +163,32 @@ class HookConfig(_Section):
     timeout: int = Field(default=30, ge=1, le=600)
 
 
+RULE_SYNTAX = r"^[A-Za-z_][\w.:*-]*(\(.+\))?$"  # Tool or Tool(spec): permissions/rules.py reads the spec
+
+
+class PermissionRules(_Section):
+    """`[permissions]`: what the user allows, asks about or denies once for every session
+    (permissions/rules.py, docs/security.md). Read from the user's config only, never from a
+    project directory."""
+
+    allow: list[str] = []
+    ask: list[str] = []
+    deny: list[str] = []
+    # Environment variables that child processes (commands, tasks, plugins) keep although they
+    # hold the agent's credentials (they are stripped by default).
+    pass_env: list[str] = []
+
+    @field_validator("allow", "ask", "deny")
+    @classmethod
+    def _rule_syntax(cls, rules: list[str]) -> list[str]:
+        import re
+
+        for rule in rules:
+            if not re.match(RULE_SYNTAX, rule.strip()):
+                raise ValueError(f"{rule!r} is not a rule: write Tool or Tool(pattern), e.g. Shell(git status:*)")
+        return [rule.strip() for rule in rules]
+
+
 class Config(_Section):
     default_model: str = ""
     default_thinking: bool = False
@@ -178,6 +206,7 @@ class Config(_Section):
     # The agent file of every root session (kimi_acp/agent_file.py, kimi_acp/root_core.py); `kimi --wire --agent-file` overrides it.
     # Not a Kimi Code CLI key (it has only the flag); `~` is expanded, relative paths are from config.toml.
     agent_file: str | None = None
+    permissions: PermissionRules = Field(default_factory=PermissionRules)
 
     @model_validator(mode="after")
     def _check_references(self) -> Config:
@@ -194,6 +223,22 @@ class LoadedConfig:
     config: Config
     path: Path | None  # None when it came from `--config TEXT`
     from_default_location: bool
+
+    def __post_init__(self) -> None:
+        """Every config a session runs on passes here: its credentials join the process's secrets."""
+        register_secrets(self.config)
+
+
+def register_secrets(config: Config) -> None:
+    """Redact from every tool result and log line (util/secrets.py) what `config` and the
+    environment hold: the providers' and services' api_key, the custom_headers and env values
+    whose name says they are credentials (`secrets.SECRET_NAME`), and the providers' key variables."""
+    for entry in [*config.providers.values(), config.services.moonshot_search, config.services.moonshot_fetch]:
+        if entry is not None:
+            secrets.register([entry.api_key.get_secret_value()])
+            secrets.register_named(entry.custom_headers.items())
+            secrets.register_named(getattr(entry, "env", {}).items())
+    secrets.register_environment()
 
 
 DEFAULT_CONFIG_TEXT = """\
@@ -265,9 +310,10 @@ def with_env_model(config: Config) -> Config:
 
 
 def _create_default(path: Path) -> None:
+    """The commented default config.toml, 0600 (it is where an API key goes), in a 0700 share dir."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "x", encoding="utf-8") as f:
+        private_share_dir()
+        with open_private(path, "x", encoding="utf-8") as f:
             f.write(DEFAULT_CONFIG_TEXT)
     except OSError:
         pass  # a read-only home still gets a working (empty) config

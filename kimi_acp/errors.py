@@ -32,11 +32,12 @@ callers catch it as one.
     │   └── NoAuthorizationNeeded   `kimi mcp auth` connected without being asked to sign in
     ├── SessionError           a turn or session request that cannot run now (core/, sessions)
     │   ├── LLMNotSet, LLMNotSupported
-    │   ├── TurnInProgress, NoTurnInProgress, SessionBusy
+    │   ├── TurnInProgress, NoTurnInProgress, SessionBusy, SessionDeleted
     │   ├── SessionSelectionError   `--session` / `--continue` that names no usable session
     │   └── WebError                a `kimi web` request (carries its HTTP status)
     ├── ToolError              a tool call that failed in a way the model is told about
     │   ├── ToolRejectedError       the user said no
+    │   ├── PermissionDenied        a [permissions] deny rule, or --afk facing what always asks
     │   ├── BinaryFileError, EditorRefused, TaskElsewhere, ServiceFailure
     │   ├── McpCallError, SubagentFailed, QuestionNotSupported
     └── ProtocolError          a message that does not follow Wire or JSON-RPC
@@ -69,6 +70,11 @@ class SessionError(KimiError):
 
 class ToolError(KimiError):
     """A tool call that failed; the model sees the message."""
+
+
+class PermissionDenied(ToolError):
+    """A call refused without asking: a deny rule, or something that always asks under `--afk`.
+    The model is told why and goes on (unlike a user's rejection, which ends the turn)."""
 
 
 class ProtocolError(KimiError):

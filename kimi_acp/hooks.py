@@ -35,6 +35,7 @@ from .core.agent_core import AgentCore
 from .core.hook_points import ALLOW, HOOK_EVENTS, HookVerdict
 from .kaos.local import command_env, start_shell_command, user_shell
 from .kaos.process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, wait_exit
+from .util import secrets as known_secrets
 from .wire.types import HookRequest, HookResolved, HookResponse, HookTriggered
 
 log = logging.getLogger(__name__)
@@ -44,9 +45,9 @@ MAX_TIMEOUT_S = 600.0
 OUTPUT_LIMIT = 1024 * 1024  # bytes kept of a hook's stdout and of its stderr (the rest is drained)
 TERM_GRACE_S = 0.5  # after SIGTERM on timeout, before SIGKILL
 PIPE_GRACE_S = 0.2  # after the shell exited, how long a child of it may hold the pipes open
-# The agent's own model credentials: a hook is somebody else's script and gets none of them.
-SECRET_ENV = ("KIMI_API_KEY", "OPENAI_API_KEY")
-REDACTED = "[redacted]"
+# A hook is somebody else's script: it gets none of the agent's credentials (util/child_env.py,
+# through command_env), and its payload and our log lines about it none of the known secrets.
+REDACTED = known_secrets.REDACTED
 MIN_SECRET_LEN = 6
 
 
@@ -194,16 +195,13 @@ class HookEngine:
 
     def _payload(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
         data = {"hook_event_name": event, "session_id": self.session_id, "cwd": str(self.cwd), **fields}
-        if not self._secrets:
-            return data
         text = json.dumps(data, ensure_ascii=False, default=str)
         clean = self.redact(text)
         return data if clean == text else json.loads(clean)
 
     def redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        """Without this session's keys, nor any other secret the process knows."""
+        return known_secrets.redact(text, self._secrets)
 
     # ------------------------------------------------------------------ the two kinds of hooks
 
@@ -279,9 +277,7 @@ async def run_command(command: str, stdin: bytes, *, timeout: float, cwd: Path) 
     """Run one hook command and read its decision. Never raises but CancelledError; a cancel (or
     the timeout) kills the command's whole process group before returning."""
     shell = user_shell()
-    env = command_env(shell)
-    for name in SECRET_ENV:
-        env.pop(name, None)
+    env = command_env(shell)  # without the agent's credentials
     try:
         proc = await start_shell_command(
             command, cwd=cwd, stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
@@ -388,7 +384,7 @@ def _result_text(task: asyncio.Task[bytes]) -> str:
 
 def secrets_of(config: Config) -> list[str]:
     """The API keys this session could know: the providers' and the environment's."""
-    found = [os.environ.get(name, "") for name in SECRET_ENV]
+    found = [os.environ.get(name, "") for name in known_secrets.KEY_VARIABLES]
     for provider in config.providers.values():
         key = getattr(provider, "api_key", None)
         value = key.get_secret_value() if hasattr(key, "get_secret_value") else key

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from .core.agent_core import AgentCore
 from .hooks import attach as attach_hooks
+from .permissions.sensitive import register_sensitive_file
 from .plugins import attach as attach_plugins
 from .skills.provider import provider_for
 from .subagents import attach as attach_subagents
@@ -85,6 +86,8 @@ def build_root_core(
 
     The hook engine is attached here for every front end; `hooks.attach` is idempotent, so a front
     end that needs the engine itself (WireServer, for the client's subscriptions) gets this one."""
+    if loaded.path is not None:  # a --config-file elsewhere holds keys as config.toml does
+        register_sensitive_file(loaded.path)
     if agent is None:
         agent = load_root_agent(loaded, agent_file)
     elif agent_file is not None:

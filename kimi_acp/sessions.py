@@ -6,15 +6,18 @@
         state.json      approvals, title, plan mode, todos (written atomically)
         turn.lock       held by the process running a turn of the session (core/session_lock.py)
     $KIMI_SHARE_DIR/kimi.json   work dirs and their last session (for --continue)
+    $KIMI_SHARE_DIR/kimi.json.lock   held while a process updates kimi.json
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import shutil
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import SessionError
-from .util.fs import atomic_write_text, canonical_path
+from .util.file_lock import release, wait_lock
+from .util.fs import atomic_write_text, canonical_path, make_dirs_below, private_dir, private_share_dir
 from .util.share_dir import share_dir
 from .wire.types import TodoDisplayItem
 
@@ -96,7 +100,12 @@ class Session:
 
     def save_state(self) -> None:
         self.state.work_dir = str(self.work_dir)
-        atomic_write_text(self.state_file, self.state.model_dump_json(indent=2, exclude_none=True))
+        try:  # never re-creates the folder: only `create` makes it, so a deleted session stays deleted
+            atomic_write_text(self.state_file, self.state.model_dump_json(indent=2, exclude_none=True), make_parents=False)
+        except FileNotFoundError:
+            if self.dir.is_dir():
+                raise
+            log.warning("session %s was deleted; its state is not saved", self.id)
 
     def title(self) -> str:
         if self.state.custom_title:
@@ -175,7 +184,8 @@ def create(work_dir: str | Path, session_id: str | None = None) -> Session:
     session_id = session_id or new_session_id()
     validate_session_id(session_id)
     directory = sessions_root() / work_dir_key(work_dir) / session_id
-    directory.mkdir(parents=True, exist_ok=True)
+    private_share_dir()  # made 0700, or closed to other users once
+    private_dir(directory)  # sessions/, the work dir's folder and the session's: 0700
     session = Session(session_id, work_dir, directory, SessionState(work_dir=str(work_dir)))
     session.save_state()
     _remember_work_dir(work_dir)
@@ -215,11 +225,12 @@ def delete(session: Session) -> None:
     trash = session.dir.with_name(f"~deleted~{session.id}~{uuid.uuid4().hex[:8]}")
     session.dir.rename(trash)
     shutil.rmtree(trash, ignore_errors=True)
-    data = _load_metadata()
-    entry = _entry_for(data, session.work_dir, create=False)
-    if entry is not None and entry.get("last_session_id") == session.id:
-        entry["last_session_id"] = None
-        _save_metadata(data)
+    with _metadata_lock():
+        data = _load_metadata()
+        entry = _entry_for(data, session.work_dir, create=False)
+        if entry is not None and entry.get("last_session_id") == session.id:
+            entry["last_session_id"] = None
+            _save_metadata(data)
 
 
 def list_sessions(work_dir: str | Path) -> list[Session]:
@@ -313,10 +324,29 @@ def _entry_for(data: dict[str, Any], work_dir: Path, create: bool) -> dict[str, 
 
 
 def _remember_work_dir(work_dir: Path) -> None:
-    data = _load_metadata()
-    if _entry_for(data, work_dir, create=False) is None:
-        _entry_for(data, work_dir, create=True)
-        _save_metadata(data)
+    with _metadata_lock():
+        data = _load_metadata()
+        if _entry_for(data, work_dir, create=False) is None:
+            _entry_for(data, work_dir, create=True)
+            _save_metadata(data)
+
+
+@contextlib.contextmanager
+def _metadata_lock() -> Iterator[None]:
+    """Every kimi process reads, changes and writes back kimi.json (IDE windows opening sessions at
+    once): one at a time, or one's work dir is lost. A holder stuck past the wait (a stopped
+    process) is not worth failing a session for: the update then goes ahead without the lock."""
+    path = metadata_file().with_name("kimi.json.lock")
+    fd: int | None
+    try:
+        fd = wait_lock(path)
+    except OSError as exc:
+        log.warning("updating kimi.json without its lock: %s", exc)
+        fd = None
+    try:
+        yield
+    finally:
+        release(fd)
 
 
 def _save_metadata(data: dict[str, Any]) -> None:
@@ -333,12 +363,13 @@ def last_session_id(work_dir: str | Path) -> str | None:
 
 
 def set_last_session_id(work_dir: str | Path, session_id: str) -> None:
-    data = _load_metadata()
-    entry = _entry_for(data, canonical_path(work_dir), create=True)
-    assert entry is not None
-    if entry.get("last_session_id") != session_id:
-        entry["last_session_id"] = session_id
-        _save_metadata(data)
+    with _metadata_lock():
+        data = _load_metadata()
+        entry = _entry_for(data, canonical_path(work_dir), create=True)
+        assert entry is not None
+        if entry.get("last_session_id") != session_id:
+            entry["last_session_id"] = session_id
+            _save_metadata(data)
 
 
 def _work_dir_for_key(key: str) -> str | None:
@@ -383,5 +414,5 @@ def child_session(parent: Session, child_id: str) -> Session:
     with context.jsonl and wire.jsonl of its own. Never listed as a session of the work dir."""
     validate_session_id(child_id)
     directory = parent.dir / "subagents" / child_id
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs_below(parent.dir, directory)  # FileNotFoundError when the parent session was deleted
     return Session(child_id, parent.work_dir, directory, _load_state(directory / "state.json"))

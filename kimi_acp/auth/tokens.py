@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import OAuthRef
+from ..util.secrets import register
 from ..util.share_dir import share_dir
 from .errors import KeyringUnavailable
 from .kimi_code import KEYRING_SERVICE
@@ -36,6 +37,11 @@ class OAuthToken:
     scope: str = ""
     token_type: str = "Bearer"
     expires_in: float = 0.0
+
+    def __post_init__(self) -> None:
+        """A token read, refreshed or received is known from then on: out of every tool result
+        and log line (util/secrets.py), whoever holds it."""
+        register([self.access_token, self.refresh_token])
 
     @classmethod
     def from_response(cls, data: dict[str, Any], *, now: float | None = None) -> OAuthToken:

@@ -42,6 +42,8 @@ def print_info(config_file: str | None, as_json: bool) -> int:
     from ..plugins.spec import installed_plugins
 
     info["plugins"] = {p.name: {"version": p.version, "tools": [t.name for t in p.tools]} for p in installed_plugins()}
+    rules = config.permissions
+    info["permissions"] = {"deny": rules.deny, "ask": rules.ask, "allow": rules.allow, "pass_env": rules.pass_env}
     if as_json:
         print(json.dumps(info, indent=2))
         return 0
@@ -60,6 +62,16 @@ def print_info(config_file: str | None, as_json: bool) -> int:
     print("plugins:" if info["plugins"] else "plugins:       (none)")
     for name, plugin in info["plugins"].items():
         print(f"  {name} {plugin['version']}: {', '.join(plugin['tools']) or 'no tools'}")
+    permissions = info["permissions"]
+    if not any(permissions.values()):
+        print("permissions:   (no rules: every call asks as usual; docs/security.md)")
+    else:
+        print("permissions (deny wins over ask, ask over allow):")
+        for verdict in ("deny", "ask", "allow"):
+            if permissions[verdict]:
+                print(f"  {verdict}: {', '.join(permissions[verdict])}")
+        if permissions["pass_env"]:
+            print(f"  child processes keep: {', '.join(permissions['pass_env'])}")
     return 0
 
 

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from ..config import DEFAULT_CONFIG_TEXT, ConfigError, default_config_path
 from ..config_edit import check_config_text, read_existing_config, table_in, upsert
+from ..util.secrets import replace
 from .login_account import SignIn, sign_in_account
 from .login_common import (
     EXIT_CONFIG,
@@ -262,7 +263,7 @@ def describe_error(exc: BaseException) -> str:
 
 def redact(text: str, secret: str) -> str:
     """Belt and braces: whatever a library put in an error text, the key does not get out."""
-    return text.replace(secret, "***") if secret else text
+    return replace(text, [secret], mark="***", min_chars=1)
 
 
 def parse_model_list(data: Any) -> tuple[ModelInfo, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,9 @@ def build_mcp_group() -> click.Group:
         name="mcp", help="Manage MCP servers in $KIMI_SHARE_DIR/mcp.json (the file Kimi Code CLI reads)."
     )
     def mcp() -> None:
-        pass
+        from ..startup.logs import setup_logging
+
+        setup_logging("mcp")  # the SDK's records go to kimi.log, redacted; never to the terminal
 
     @mcp.command("list", help="List the configured MCP servers (secrets are not shown).")
     def list_servers() -> None:
@@ -110,7 +113,7 @@ def build_mcp_group() -> click.Group:
         except McpConfigError as exc:
             raise click.UsageError(exc.reason) from None
         _read(path)  # refuse before writing when the file is broken
-        replaced = set_server(path, name, entry)
+        replaced = _edit(lambda: set_server(path, name, entry))
         click.echo(f"{'Updated' if replaced else 'Added'} MCP server '{name}' in {path}.")
         if auth == "oauth" and not OAuthStore(entry["url"]).has_tokens():
             click.echo(f"Run `kimi mcp auth {name}` to authorize it.")
@@ -120,7 +123,7 @@ def build_mcp_group() -> click.Group:
     def remove(name: str) -> None:
         path = default_mcp_file()
         _read(path)
-        if not remove_server(path, name):
+        if not _edit(lambda: remove_server(path, name)):
             click.echo(f"MCP server '{name}' not found in {path}.", err=True)
             sys.exit(1)
         click.echo(f"Removed MCP server '{name}' from {path}.")
@@ -239,6 +242,14 @@ async def _probe(cfg: Any, timeout: float) -> tuple[bool, list[str]]:
 def _read(path: Path) -> dict[str, Any]:
     try:
         return read_document(path)
+    except McpConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _edit(change: Callable[[], bool]) -> bool:
+    """One locked read-modify-write of mcp.json; a broken file or a stuck lock is one line."""
+    try:
+        return change()
     except McpConfigError as exc:
         raise click.ClickException(str(exc)) from None
 

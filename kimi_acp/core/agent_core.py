@@ -23,10 +23,12 @@ from ..kaos.base import Kaos
 from ..kaos.tasks import TaskTable
 from ..llm.errors import ChatProviderError, is_retryable
 from ..llm.types import ChatProvider, Message
+from ..permissions.rules import Rules
 from ..sessions import Session, shorten_title
 from ..tools import DeferredTool, deferred_builtin_tools
 from ..tools.base import SubagentLauncher, Tool, ToolContext
 from ..tools.plan import EXIT as EXIT_PLAN_MODE
+from ..util.child_env import pass_env
 from ..wire.file import WireRecorder
 from ..wire.types import (
     AudioURLPart,
@@ -128,6 +130,7 @@ class AgentCore:
         self.context = context
         self._turn_lock = TurnLock(session.dir)
         self.approvals = Approvals(session, self.stream.send)
+        self.approvals.rules = Rules.from_config(loaded_config.config)
         self.toolset = Toolset(list(tools) if tools is not None else deferred_builtin_tools())
         self.toolset.plan_mode = lambda: self.plan_mode
         self.toolset.plan_file = self.plan_file_path
@@ -238,6 +241,11 @@ class AgentCore:
         dirs = [Path(d) for d in self.session.state.additional_dirs]
         dirs += [d for d in self.extra_dirs if d not in dirs]
         return dirs
+
+    def readable_dirs(self) -> list[Path]:
+        """Where the tools read without asking besides the workspace: the skills' directories and
+        the plan file (tools/base.ToolContext.may_read adds the system temp dir)."""
+        return [*(Path(s.path).parent for s in self.slash.skills()), self.plan_file_path()]
 
     def set_extra_dirs(self, dirs: Sequence[Path]) -> None:
         """This process's workspace directories (an ACP client's roots on load/resume); the model
@@ -387,8 +395,7 @@ class AgentCore:
         except Exception:
             log.exception("stopping background hooks failed")
         self.approvals.reject_pending(background=True)  # background subagents' requests too
-        self.recorder.close()
-        self.context.close()
+        self._close_files()
         for service in self.services:
             try:
                 await service.aclose()
@@ -431,6 +438,7 @@ class AgentCore:
 
     async def _turn_body(self, user_input: UserInput) -> TurnResult:
         self._turn_state = "running"  # from here on, cancel() cancels this task
+        pass_env(self.config.permissions.pass_env)  # what this turn's child processes may keep (util/child_env.py)
         self.approvals.turn_id = uuid.uuid4().hex
         self._steers.clear()
         self.stream.send(TurnBegin(user_input=user_input))
@@ -463,7 +471,14 @@ class AgentCore:
             for request in list(self._requests.values()):
                 request.resolve(None)
             self.stream.send(TurnEnd())
-            self.recorder.close()  # flushed and closed: idle sessions keep no file descriptors
+            self._close_files()  # flushed and closed: idle sessions keep no file descriptors
+
+    def _close_files(self) -> None:
+        """Close both session files, the second even when the first cannot be flushed (a full
+        disk): the error of the first is raised after."""
+        try:
+            self.recorder.close()
+        finally:
             self.context.close()
 
     async def _prompt_blocked(self, text: str) -> bool:
@@ -574,6 +589,7 @@ class AgentCore:
             plan=self,
             tasks=self.tasks,
             subagents=self.subagents,
+            readable=self.readable_dirs(),
         )
 
     async def send_request(self, request: Request) -> Any:

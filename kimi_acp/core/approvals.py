@@ -1,9 +1,15 @@
-"""Approvals: yolo, actions approved for the session (persisted), and asking whoever drives us.
+"""Approvals: the user's rules, yolo, what was approved for the session, and asking the user.
 
-A tool asks through `request`; unless yolo or a session-wide approval covers the action, an
-ApprovalRequest goes out on the session stream and the tool waits for its answer. Any front end
-may answer it (Wire client, ACP permission dialog, Python callback). Whatever happens — answer,
-cancel, turn end — the request is settled and an ApprovalResponse event records the outcome.
+A tool asks through `request`, saying what the call is about (`Scope`: a command line, a file,
+a host, a tool) and whether it always asks (`warning`: a sensitive file, a protected path). The
+order (kimi_acp/permissions): a deny rule refuses; a warning asks (refused under --afk); an ask
+rule asks; an allow rule, yolo, afk or a session approval covering the scope lets it run; a call
+that needs no approval (`needed=False`: a read inside the workspace) runs; the rest asks.
+
+Asking is an ApprovalRequest on the session stream, answered by whichever front end drives it
+(Wire client, ACP permission dialog, Python callback, web page); "approve for this session"
+remembers the scope the card showed (`ApprovalRequest.session_scope`), nothing wider. Whatever
+happens — answer, cancel, turn end — the request is settled and an ApprovalResponse records it.
 """
 
 from __future__ import annotations
@@ -15,8 +21,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..errors import PermissionDenied
+from ..permissions.redaction import scrubbed
+from ..permissions.rules import Rules
+from ..permissions.scope import Scope
 from ..sessions import Session
 from ..tools.base import ToolRejectedError
+from ..util import secrets
 from ..wire.types import ApprovalRequest, ApprovalResponse, DisplayBlock
 
 
@@ -25,9 +36,12 @@ class Approvals:
         self._session = session
         self._send = send
         self._pending: dict[str, ApprovalRequest] = {}
+        # Of each pending request that "approve for session" may settle: its scope (None: the bare action).
+        self._scopes: dict[str, Scope | None] = {}
         self.turn_id: str | None = None  # source_id of requests made during the current turn
         self.runtime_yolo = False  # `--yolo` / `yolo=True`: this process only, not persisted
         self.runtime_afk = False  # `--afk`: this process only, not persisted
+        self.rules = Rules()  # the config's [permissions]; the core sets them (core/agent_core.py)
 
     # ------------------------------------------------------------------ state
 
@@ -58,11 +72,17 @@ class Approvals:
     def session_actions(self) -> frozenset[str]:
         return frozenset(self._session.state.approval.auto_approve_actions)
 
-    def approve_for_session(self, action: str) -> None:
+    def approve_for_session(self, *entries: str) -> None:
         actions = self._session.state.approval.auto_approve_actions
-        if action not in actions:
-            actions.append(action)
+        added = [entry for entry in dict.fromkeys(entries) if entry not in actions]
+        if added:
+            actions.extend(added)
             self._session.save_state()
+
+    def covers(self, action: str, scope: Scope | None) -> bool:
+        """Whether what was approved for this session covers a call (`scope`, or the bare action
+        for a call that names none)."""
+        return scope.covered_by(self.session_actions) if scope is not None else action in self.session_actions
 
     @property
     def pending(self) -> list[ApprovalRequest]:
@@ -71,21 +91,49 @@ class Approvals:
     # ------------------------------------------------------------------ asking
 
     async def request(
-        self, *, tool_call_id: str, sender: str, action: str, description: str, display: Sequence[DisplayBlock]
+        self,
+        *,
+        tool_call_id: str,
+        sender: str,
+        action: str,
+        description: str,
+        display: Sequence[DisplayBlock],
+        scope: Scope | None = None,
+        warning: str | None = None,
+        needed: bool = True,
     ) -> None:
-        """Return when approved; raise ToolRejectedError when rejected (or the wait is cancelled)."""
-        if self.yolo or self.afk or action in self.session_actions:
+        """Return when the call may run; raise ToolRejectedError when the user rejected it (or the
+        wait was cancelled), PermissionDenied when a rule or --afk refused it without asking."""
+        named = scope.rule_name if scope is not None and scope.rule_name else sender
+        decision = self.rules.decide(named, scope, self._session.work_dir) if self.rules else None
+        if decision is not None and decision.verdict == "deny":
+            raise PermissionDenied(f"Refused by {decision.reason}. Do not try to get around it; tell the user if it is needed.")
+        if warning is not None:
+            if self.afk:
+                raise PermissionDenied(
+                    f"Refused: {warning} Away from keyboard (afk), nobody can approve it; it always needs the user."
+                )
+        elif decision is not None and decision.verdict == "ask":
+            pass
+        elif not needed or (decision is not None and decision.verdict == "allow"):
             return
-        req = ApprovalRequest(
+        elif self.yolo or self.afk or self.covers(action, scope):
+            return
+        remembers = warning is None and decision is None and (scope is None or scope.remembers)
+        req = ApprovalRequest(  # what the card shows holds no known secret (a diff of a file with a key)
             id=str(uuid.uuid4()),
             tool_call_id=tool_call_id,
             sender=sender,
             action=action,
-            description=description,
-            display=list(display),
+            description=secrets.redact(description),
+            display=scrubbed(list(display)),
+            session_scope=(scope.label if scope is not None else f"`{action}`") if remembers else None,
+            warning=warning,
             **self._source(),
         )
         self._pending[req.id] = req
+        if remembers:
+            self._scopes[req.id] = scope
         self._send(req)
         try:
             answer = self._normalize(req, await req.wait())
@@ -98,11 +146,12 @@ class Approvals:
             raise
         finally:
             self._pending.pop(req.id, None)
+            self._scopes.pop(req.id, None)
         self._send(answer)
-        if answer.response == "approve_for_session":
-            self.approve_for_session(action)
+        if answer.response == "approve_for_session" and remembers:
+            self.approve_for_session(*(scope.keys() if scope is not None else [action]))
             for other in list(self._pending.values()):
-                if other.action == action:
+                if other.id in self._scopes and other.action == action and self.covers(action, self._scopes[other.id]):
                     other.resolve(ApprovalResponse(request_id=other.id, response="approve"))
         elif answer.response == "reject":
             raise ToolRejectedError(answer.feedback or None)
@@ -150,6 +199,8 @@ class _SubagentApprovals(Approvals):
         super().__init__(root._session, send)
         self._root = root
         self._pending = root._pending  # "approve for session" settles the root's and the subagents' alike
+        self._scopes = root._scopes
+        self.rules = root.rules
         self._agent_id, self._subagent_type, self._description = agent_id, subagent_type, description
         self._background = background
         self._source_id = uuid.uuid4().hex

@@ -4,12 +4,18 @@ Kimi's format: `{"role": "_system_prompt", "content": ...}` first (frozen when t
 created), `{"role": "_checkpoint", "id": n}` markers, `{"role": "_usage", "token_count": n}` after
 steps, and one message per line otherwise. `/clear` and compaction rotate the file to
 `context_N.jsonl` and start a fresh one, so history is never destroyed.
+
+A rotation writes the new file whole first (`context.jsonl.new`, fsynced), then moves the old one
+aside and the new one in, so a full disk or a crash never leaves the session without its history:
+`load` finishes a rotation interrupted between the two renames, and a failed write leaves this
+object on the history it had. The file is 0600 (`util.fs.open_private`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
@@ -17,7 +23,7 @@ from typing import TextIO
 from pydantic import ValidationError
 
 from ..llm.types import Message
-from ..util.fs import ends_with_newline, iter_json_objects
+from ..util.fs import atomic_write_text, ends_with_newline, fsync_dir, iter_json_objects, open_private
 from .messages import estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -37,6 +43,7 @@ class Context:
     @classmethod
     def load(cls, path: Path) -> Context:
         """Read an existing file (torn or unknown lines are skipped); a missing file is empty."""
+        _finish_rotation(path)
         ctx = cls(path)
         seen = _stamp(path)  # before reading: lines another process appends meanwhile show as a change
         for lineno, data in iter_json_objects(path):
@@ -71,59 +78,125 @@ class Context:
     def start(self, system_prompt: str) -> None:
         """Freeze the system prompt of a new session (no-op when one is already recorded)."""
         if self.system_prompt is None:
+            self._write({"role": "_system_prompt", "content": system_prompt})
             self.system_prompt = system_prompt
             self.estimated_tokens += len(system_prompt) // 4
-            self._write({"role": "_system_prompt", "content": system_prompt})
 
     def append(self, messages: Iterable[Message]) -> None:
+        """Written before it is kept: a message the disk refused is not in `history` either."""
         for message in messages:
+            self._write_raw(message.model_dump_json(exclude_none=True))
             self.history.append(message)
             self.estimated_tokens += estimate_tokens((message,))
-            self._write_raw(message.model_dump_json(exclude_none=True))
 
     def checkpoint(self) -> None:
         self._write({"role": "_checkpoint", "id": self.n_checkpoints})
         self.n_checkpoints += 1
 
     def set_token_count(self, count: int) -> None:
-        self.token_count = count
         self._write({"role": "_usage", "token_count": count})
+        self.token_count = count
 
     def rotate(self, system_prompt: str, history: Iterable[Message] = (), token_count: int = 0) -> None:
-        """Move the file aside (`context_N.jsonl`) and start over with `history`."""
-        self.close()
-        if self.path.exists():
-            n = 1
-            while (rotated := self.path.with_name(f"{self.path.stem}_{n}{self.path.suffix}")).exists():
-                n += 1
-            self.path.rename(rotated)
-        self.history = []
-        self.system_prompt = None
-        self.n_checkpoints = 0
-        self.token_count = 0
-        self.estimated_tokens = 0
-        self.start(system_prompt)
-        self.append(history)
+        """Move the file aside (`context_N.jsonl`) and start over with `history`.
+
+        The new file is complete on disk before the old one moves; this object takes the new
+        history only after both renames. An OSError (a full disk) leaves the file and this object
+        on the old history."""
+        history = list(history)
+        lines = [json.dumps({"role": "_system_prompt", "content": system_prompt}, ensure_ascii=False)]
+        lines += [message.model_dump_json(exclude_none=True) for message in history]
         if token_count:
-            self.set_token_count(token_count)
+            lines.append(json.dumps({"role": "_usage", "token_count": token_count}))
+        self.close()
+        pending = rotation_path(self.path)
+        try:
+            atomic_write_text(pending, "".join(line + "\n" for line in lines), make_parents=False)
+            _swap_in(self.path, pending)
+        except BaseException:
+            try:
+                os.unlink(pending)
+            except OSError:
+                pass
+            raise
+        self.history = history
+        self.system_prompt = system_prompt
+        self.n_checkpoints = 0
+        self.token_count = token_count
+        self.estimated_tokens = len(system_prompt) // 4 + estimate_tokens(history)
+        self._seen = _stamp(self.path)
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-            self._seen = _stamp(self.path)
+        """Close the file (reopened by the next write). The object forgets it first, so a close
+        that fails (a full disk refusing the last flush) never leaves a closed file to write to."""
+        f, self._file = self._file, None
+        if f is not None:
+            try:
+                f.close()
+            finally:
+                self._seen = _stamp(self.path)
 
     def _write(self, record: dict[str, object]) -> None:
         self._write_raw(json.dumps(record, ensure_ascii=False))
 
     def _write_raw(self, line: str) -> None:
         if self._file is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a", encoding="utf-8")
+            # The session folder is made once, by sessions.create: never brought back here after a delete.
+            self._file = open_private(self.path, "a", encoding="utf-8")
             if self._file.tell() and not ends_with_newline(self.path):
                 self._file.write("\n")  # after a torn last line (crash mid-write), start a fresh one
-        self._file.write(line + "\n")
-        self._file.flush()
+        try:
+            self._file.write(line + "\n")
+            self._file.flush()
+        except BaseException:  # e.g. a full disk: drop the file; the next write reopens it
+            f, self._file = self._file, None
+            try:
+                f.close()
+            except OSError:
+                pass
+            raise
+
+
+def rotation_path(path: Path) -> Path:
+    """Where a rotation writes the new file before moving it in: `context.jsonl.new`."""
+    return path.with_name(path.name + ".new")
+
+
+def _swap_in(path: Path, pending: Path) -> None:
+    """`path` → `context_N.jsonl`, then `pending` → `path`; if the second rename fails, the first
+    is undone."""
+    rotated = None
+    if path.exists():
+        n = 1
+        while (rotated := path.with_name(f"{path.stem}_{n}{path.suffix}")).exists():
+            n += 1
+        path.rename(rotated)
+    try:
+        os.replace(pending, path)
+    except BaseException:
+        if rotated is not None and not path.exists():
+            rotated.rename(path)
+        raise
+    fsync_dir(path.parent)
+
+
+def _finish_rotation(path: Path) -> None:
+    """A rotation a crash interrupted: the new file (complete: it is renamed into place only once
+    fsynced) is moved in when the old one is already gone; when the old one is still there the
+    rotation never started to move anything, and the leftover is removed."""
+    pending = rotation_path(path)
+    if not pending.exists():
+        return
+    try:
+        if path.exists():
+            pending.unlink()
+            log.info("%s: removed a rotation that did not finish", pending)
+        else:
+            os.replace(pending, path)
+            fsync_dir(path.parent)
+            log.info("%s: finished a rotation interrupted before the new file was moved in", path)
+    except OSError as exc:
+        log.warning("%s: could not finish an interrupted rotation: %s", path, exc)
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:

@@ -45,3 +45,10 @@ class SessionBusy(SessionError):
             "or fork the session to go on separately."
         )
         self.holder = holder
+
+
+class SessionDeleted(SessionError):
+    """The session's folder is gone (`session/delete` from another process): nothing re-creates it."""
+
+    def __init__(self) -> None:
+        super().__init__("This session was deleted. Start a new session or open another one.")

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from ..util.file_lock import release, try_lock
-from .errors import SessionBusy
+from .errors import SessionBusy, SessionDeleted
 
 LOCK_FILE = "turn.lock"
 
@@ -30,11 +30,14 @@ class TurnLock:
         return self._fd is not None
 
     def acquire(self) -> None:
-        """Take the lock for a turn, or raise `SessionBusy` at once."""
+        """Take the lock for a turn, or raise `SessionBusy` at once (`SessionDeleted`: the folder
+        is gone, and is not re-created: a deleted session stays deleted)."""
         if self._fd is not None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        except FileNotFoundError:
+            raise SessionDeleted() from None
         try:
             try_lock(fd)
         except OSError:

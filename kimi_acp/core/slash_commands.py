@@ -132,7 +132,11 @@ async def _init(core: SlashHost, args: str) -> TurnResult | SlashPrompt:
 
 
 async def _clear(core: SlashHost, args: str) -> TurnResult:
-    core.context.rotate(core.fresh_system_prompt())
+    try:
+        core.context.rotate(core.fresh_system_prompt())
+    except OSError as exc:  # e.g. a full disk: the history is kept, on disk and in the session
+        core.say(f"The context could not be cleared: {exc.strerror or exc}. The conversation is unchanged.")
+        return DONE
     core.say("The context has been cleared.")
     core.stream.send(StatusUpdate(context_usage=0.0, context_tokens=0, max_context_tokens=core.max_context_size))
     return DONE
@@ -360,11 +364,11 @@ def _import_source(core: SlashHost, target: str) -> tuple[str, str, str] | str:
             return f"Failed to read {path}: {exc.strerror or exc}"
         if not content.strip():
             return "The file is empty: nothing to import."
-        from ..tools.read import is_sensitive
+        from ..permissions.sensitive import sensitive_reason
 
         warning = (
             "Warning: this file may hold secrets (API keys, tokens, credentials); they are now part of the session context."
-            if is_sensitive(path)
+            if sensitive_reason(path) is not None
             else ""
         )
         return content, f"file '{path.name}'", warning

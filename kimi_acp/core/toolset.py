@@ -3,6 +3,10 @@
 Whatever the model sends, the outcome is a ToolReturnValue the model can act on: unknown tool,
 unparsable or invalid arguments, a refused approval and a crashing tool all become precise tool
 errors, never an exception out of the turn.
+
+Every result, from any tool (built-in, MCP, plugin, a Wire client's), leaves `handle` without a
+secret the process knows (util/secrets.py): the model, the client, the hooks and the session
+files all see it after that.
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..errors import PermissionDenied
 from ..llm.types import ToolSpec
+from ..permissions.redaction import scrubbed
 from ..tools import DeferredTool
 from ..tools.base import Tool, ToolContext, ToolRejectedError, real_path, tool_error
 from ..tools.external import ExternalTool, SchemaTool
+from ..util import secrets
 from ..wire.serde import describe_validation_error
 from ..wire.types import ToolCall, ToolReturnValue
 from .hook_points import NO_HOOKS, HookRunner
@@ -137,14 +144,14 @@ class Toolset:
         name = call.function.name
         tool_input = self._hook_input(call)
         if tool_input is None:
-            return await self._handle(call, make_context)
+            return _redacted(await self._handle(call, make_context))
         hooks = self.hook_runner()
         fields: dict[str, Any] = {"tool_name": name, "tool_input": tool_input, "tool_call_id": call.id}
         verdict = await hooks.run("PreToolUse", name, fields)
         if verdict.blocked:
             blocked = tool_error(verdict.reason or "Blocked by PreToolUse hook", brief="Hook blocked")
-            return ToolOutcome(call, blocked)
-        outcome = await self._handle(call, make_context)
+            return _redacted(ToolOutcome(call, blocked))
+        outcome = _redacted(await self._handle(call, make_context))
         result = outcome.result
         if result.is_error:
             error = result.message or _output_text(result)
@@ -202,6 +209,8 @@ class Toolset:
         except ToolRejectedError as exc:
             result = exc.result if exc.result is not None else rejection_result(exc.feedback)
             return ToolOutcome(call, result, rejected=True, feedback=exc.feedback)
+        except PermissionDenied as exc:  # a rule or --afk refused it: the model is told and goes on
+            return ToolOutcome(call, tool_error(str(exc), brief="Not permitted"))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -234,6 +243,23 @@ class _PlanFileApprover:
 
 
 _PLAN_FILE_APPROVER = _PlanFileApprover()
+
+
+def _redacted(outcome: ToolOutcome) -> ToolOutcome:
+    """`outcome` with no known secret in its output text, message, display blocks or extras."""
+    if not secrets.any_registered():
+        return outcome
+    result = outcome.result
+    clean = result.model_copy(
+        update={
+            "output": scrubbed(result.output),
+            "message": secrets.redact(result.message),
+            "display": scrubbed(result.display),
+            "extras": scrubbed(result.extras),
+        }
+    )
+    outcome.result = clean
+    return outcome
 
 
 def _output_text(result: ToolReturnValue) -> str:

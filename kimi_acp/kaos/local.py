@@ -1,4 +1,11 @@
-"""`LocalKaos`: the Kaos protocol on this machine (files via the OS, commands via the user's shell)."""
+"""`LocalKaos`: the Kaos protocol on this machine (files via the OS, commands via the user's shell).
+
+Writes (WriteFile, StrReplaceFile, and `AcpKaos` when the editor cannot write) replace the file
+whole (`util.fs.replace_file`): a temp file beside it, fsynced, renamed over it with the old mode,
+so a full disk leaves the old content intact. A symlinked target is followed and the real file
+replaced. A hard-linked file is replaced under the written name only: the link breaks and the other
+names keep the old content, so an approved edit inside the project never changes a file outside it.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +19,8 @@ import stat as _stat
 from io import BufferedReader
 from pathlib import Path
 
+from ..util.child_env import child_environment
+from ..util.fs import replace_file
 from .base import BinaryFileError, CommandResult, FileStat, TextWindow
 from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, started, wait_exit
 
@@ -53,10 +62,9 @@ def user_shell() -> str:
 
 
 def command_env(shell: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(NONINTERACTIVE_ENV)
-    env["SHELL"] = shell
-    return env
+    """The environment of a command, a background task or a hook: ours without the agent's
+    credentials (util/child_env.py), unattended."""
+    return child_environment({**NONINTERACTIVE_ENV, "SHELL": shell})
 
 
 def decode_text(data: bytes, path: Path) -> str:
@@ -191,10 +199,7 @@ def _skip_rest_of_line(f: BufferedReader, chunk: bytearray) -> None:
 
 
 def _write_file(path: Path, data: bytes, append: bool) -> int:
-    with open(path, "ab" if append else "wb") as f:
-        f.write(data)
-        f.flush()
-        return os.fstat(f.fileno()).st_size
+    return replace_file(path, data, append=append)
 
 
 async def start_shell_command(

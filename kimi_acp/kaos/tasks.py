@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import ToolError
-from ..util.fs import atomic_write_text
+from ..util.fs import atomic_write_text, make_dirs_below, open_private
 from .local import start_shell_command
 from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, wait_exit
 
@@ -128,10 +128,10 @@ class TaskTable:
     async def launch(self, command: str, *, cwd: Path, description: str, timeout_s: float) -> BackgroundTask:
         if self._closed:
             raise RuntimeError("the session is closing")
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_dirs_below(self.directory.parent, self.directory)  # never re-creates a deleted session
         task_id = self._next_id()
         task = BackgroundTask(task_id, command, description, self.directory / f"{task_id}.log", timeout_s)
-        task.output_path.write_bytes(b"")
+        open_private(task.output_path, "wb").close()  # 0600 from the start: it holds command output
         proc = await start_shell_command(command, cwd=cwd)
         task._proc, task.pid = proc, proc.pid
         self._tasks[task_id] = task
@@ -147,10 +147,10 @@ class TaskTable:
         its output; stopping it or its timeout cancels it. An exception fails it with its message."""
         if self._closed:
             raise RuntimeError("the session is closing")
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_dirs_below(self.directory.parent, self.directory)  # never re-creates a deleted session
         task_id = self._next_id(kind)
         task = BackgroundTask(task_id, command, description, self.directory / f"{task_id}.log", timeout_s, kind=kind)
-        task.output_path.write_bytes(b"")
+        open_private(task.output_path, "wb").close()  # 0600 from the start: it holds command output
         self._tasks[task_id] = task
         self._save(task)
         task._runner = asyncio.create_task(self._run_job(task, job))
@@ -240,7 +240,7 @@ class TaskTable:
         record = {name: getattr(task, name) for name in _RECORD_FIELDS}
         record["owner_pid"] = os.getpid()
         try:
-            atomic_write_text(self.directory / f"{task.id}.json", json.dumps(record, ensure_ascii=False))
+            atomic_write_text(self.directory / f"{task.id}.json", json.dumps(record, ensure_ascii=False), make_parents=False)
         except OSError as exc:  # the task runs on; only a later process would miss its state
             log.warning("background task %s: could not record its state: %s", task.id, exc)
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import httpx
 
+from ..util import secrets
 from ..util.user_agent import user_agent
 from .errors import APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError
 from .sse import SSEEvent, SSEParser
@@ -203,10 +204,9 @@ class HTTPChatProvider:
     # -- errors
 
     def _redact(self, text: str) -> str:
-        """Error texts may echo request data; the key must never reach a message."""
-        if self._api_key and len(self._api_key) >= 4:
-            text = text.replace(self._api_key, "***")
-        return text
+        """Error texts may echo request data; the key (and any other known secret) must never
+        reach a message."""
+        return secrets.redact(text, [self._api_key] if self._api_key else [], mark="***")
 
     def _malformed(self, data: str) -> ChatProviderError:
         return ChatProviderError(self._redact(f"malformed streaming response: {data[:_MALFORMED_CHARS]}"))

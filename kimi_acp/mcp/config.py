@@ -22,6 +22,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from ..errors import ConfigError
+from ..util.secrets import replace
 from ..util.share_dir import mcp_file
 
 log = logging.getLogger(__name__)
@@ -184,9 +185,7 @@ class McpClientSettings:
 
 def redact(text: str, secrets: Iterable[str]) -> str:
     """`text` with every secret value replaced by `***` (longest first, so no fragment is left)."""
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
+    return replace(text, secrets, mark=REDACTED, min_chars=1)  # the one mechanism: util/secrets.py
 
 
 def redact_url(url: str) -> str:

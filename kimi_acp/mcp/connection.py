@@ -28,11 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import ToolError
+from ..util.secrets import register, register_named
 from . import procs
 from .config import McpServerConfig, RemoteServerConfig, StdioServerConfig, redact
-from .redaction import install_log_redaction, register_secrets
 from .status import ServerState, ServerStatus
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ class McpConnection:
         self._calls: set[_Call] = set()  # in flight
         self._cancelling: set[asyncio.Task[None]] = set()  # `notifications/cancelled` being sent
         self.auth_override: Any = None  # an httpx.Auth for a remote server (`kimi mcp auth`)
-        register_secrets(config.secrets())
+        _register_credentials(config)
 
     # ------------------------------------------------------------------ status
 
@@ -224,8 +225,6 @@ class McpConnection:
     async def _run(self, gen: _Generation) -> None:
         """The runner: owns the transport and the session for one generation."""
         import anyio
-
-        install_log_redaction()
 
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -744,3 +743,16 @@ def _flatten(exc: BaseException | None) -> str:
         lines = str(message).strip().splitlines()
         parts.append(lines[0] if lines else type(leaf).__name__)  # httpx adds a line of MDN links
     return "; ".join(dict.fromkeys(parts))
+
+
+def _register_credentials(config: McpServerConfig) -> None:
+    """Out of every tool result and log line from now on (util/secrets.py): a remote server's URL
+    password, and the header, query and env values whose name says they are credentials (our own
+    messages about the server redact all of its values: `config.secrets()`)."""
+    if isinstance(config, StdioServerConfig):
+        register_named(config.env)
+        return
+    parts = urlsplit(config.url)
+    register([parts.password])
+    register_named(config.headers)
+    register_named(parse_qsl(parts.query))

@@ -41,9 +41,9 @@ from mcp.shared.auth import OAuthClientMetadata
 from .. import __version__
 from .._compat.mcp_oauth import hooked_provider_class
 from ..errors import AccountError
+from ..util.secrets import register as register_secrets
 from .config import redact_url
 from .oauth_store import OAuthStore, token_secrets
-from .redaction import register_secrets
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..util.fs import atomic_write_text
+from ..util.secrets import register as register_secrets
 from ..util.share_dir import share_dir
-from .redaction import register_secrets
 
 log = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Collection
 from typing import Any, Protocol
 
+from ..permissions.scope import action_scope
 from ..tools.base import MAX_OUTPUT_CHARS, ToolContext, tool_error
 from ..tools.external import SchemaTool
 from ..wire.types import ToolReturnValue
@@ -63,6 +64,10 @@ class McpTool(SchemaTool):
         await ctx.approve(
             action=self.action,
             description=f"Call MCP tool `{self.remote.name}` of MCP server `{self.server.name}`.",
+            scope=action_scope(
+                self.action, f"`{self.remote.name}` of MCP server `{self.server.name}`",
+                rule_name=f"mcp:{self.server.name}:{self.remote.name}",
+            ),
         )
         arguments = json.loads(arguments_json or "{}", strict=False)
         try:

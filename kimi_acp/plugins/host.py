@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import resolve_model
+from ..util.secrets import register
 
 
 async def host_values(config: Any) -> dict[str, str]:
@@ -30,4 +31,5 @@ async def host_values(config: Any) -> dict[str, str]:
             key = account.token
     if key:
         values["api_key"] = key
+        register([key])  # what a plugin is given never comes back in a result or a log line
     return values

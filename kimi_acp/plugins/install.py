@@ -4,9 +4,11 @@ A source is a plugin directory, a `.zip` (a file, or an http(s) URL ending in `.
 URL (`https://`, `git@` or `file://`, cloned with `git clone --depth 1`; GitHub / GitLab browser
 URLs may name a branch and a subdirectory: `…/tree/<branch>/<dir>`). The plugin is staged in a
 dot directory beside the others and moved into place only once it is complete, so a failed
-upgrade leaves the installed version alone. `inject` writes host values into the plugin's
-`config_file` (mode 0600: it then holds a key), at install and again before each call of its
-tools, so a refreshed Kimi account token reaches plugins that read the file.
+upgrade leaves the installed version alone. Symbolic links (in a directory, a zip or a checkout)
+are copied as links, and one that points outside the plugin refuses the install (`links.py`).
+`inject` writes host values into the plugin's `config_file` (mode 0600: it then holds a key), at
+install and again before each call of its tools, so a refreshed Kimi account token reaches
+plugins that read the file.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import zipfile
@@ -24,7 +27,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from .. import __version__
+from ..util.child_env import child_environment
 from ..util.fs import atomic_write_text
+from .links import check_link, check_links
 from .spec import PLUGIN_JSON, PluginError, PluginSpec, parse_plugin_json, plugins_dir
 
 HOST = "kimi-acp"
@@ -36,13 +41,14 @@ def install(target: str, host_values: dict[str, str], *, say: Callable[[str], No
     """Install the plugin `target` names (replacing an installed one of its name); its spec."""
     root = directory or plugins_dir()
     with _source(target, say) as source:
+        check_links(source)  # before anything is read or copied: links stay links, inside the plugin
         spec = parse_plugin_json(source / PLUGIN_JSON)
         dest = _destination(root, spec.name)
         root.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=root))
         try:
             staged = staging / spec.name
-            shutil.copytree(source, staged, ignore=shutil.ignore_patterns(".git"))
+            shutil.copytree(source, staged, symlinks=True, ignore=shutil.ignore_patterns(".git"))
             inject_config(parse_plugin_json(staged / PLUGIN_JSON), host_values)
             _write_runtime(staged)
             if dest.exists():
@@ -178,7 +184,7 @@ def _clone(target: str, tmp: Path, say: Callable[[str], None]) -> Path:
     command = ["git", "clone", "--depth", "1", *(["--branch", branch] if branch else []), url, str(tmp / "repo")]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+                              env=child_environment({"GIT_TERMINAL_PROMPT": "0"}))
     except FileNotFoundError:
         raise PluginError("git is not installed (needed for a git URL)") from None
     except subprocess.TimeoutExpired:
@@ -211,17 +217,32 @@ def _download(url: str, path: Path) -> None:
 
 
 def _unzip(archive: Path, into: Path) -> Path:
-    """Unpack `archive` (refusing members that escape it); the directory holding plugin.json."""
+    """Unpack `archive` (refusing members that escape it); the directory holding plugin.json.
+    Symbolic-link entries (a Unix mode in `external_attr`) become links, made after every file
+    so nothing is written through one, and only when they point inside the archive."""
     into.mkdir(parents=True)
     try:
         with zipfile.ZipFile(archive) as zf:
-            for member in zf.namelist():
+            links: list[tuple[str, str]] = []
+            for info in zf.infolist():
+                member = info.filename
                 if not (into / member).resolve().is_relative_to(into.resolve()):
                     raise PluginError(f"the archive holds an unsafe path: {member}")
-            zf.extractall(into)
+                if _is_symlink(info):
+                    links.append((member.rstrip("/"), zf.read(info).decode("utf-8", "replace")))
+            for member, target in links:
+                check_link(into, member, target)
+            zf.extractall(into, members=[i for i in zf.infolist() if not _is_symlink(i)])
+            for member, target in links:
+                (into / member).parent.mkdir(parents=True, exist_ok=True)
+                os.symlink(target, into / member)
     except zipfile.BadZipFile as exc:
         raise PluginError(f"not a zip archive: {exc}") from None
     for candidate in [into, *sorted(into.iterdir())]:
         if candidate.is_dir() and (candidate / PLUGIN_JSON).is_file():
             return candidate
     raise PluginError(f"no {PLUGIN_JSON} in the archive (at its top or one level down)")
+
+
+def _is_symlink(info: zipfile.ZipInfo) -> bool:
+    return stat.S_ISLNK(info.external_attr >> 16)

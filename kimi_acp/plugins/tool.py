@@ -1,7 +1,8 @@
 """A plugin's tool: its command, run in the plugin's directory with the arguments as JSON on stdin.
 
 Kimi Code CLI's contract, so a plugin written for it works here: the command runs with the
-plugin's directory as cwd and our environment plus the plugin's `inject` keys as variables (each
+plugin's directory as cwd and our environment (without the agent's own credentials:
+util/child_env.py) plus the plugin's `inject` keys as variables (each
 `inject` target name set to the host value it asks for: the default model's `api_key`, a Kimi
 account's fresh access token included, and `base_url`), gets the call's arguments as one JSON
 object on stdin, and answers on stdout. Exit 0: stdout (stripped) is the result; anything else: a
@@ -15,15 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import signal
 from typing import Any
 
 from ..kaos.process_group import DRAIN_AFTER_KILL_S, killpg, started, wait_exit
+from ..permissions.scope import action_scope
 from ..tools import DeferredTool
 from ..tools.base import ToolContext, cap_output, tool_error, tool_ok
 from ..tools.external import SchemaTool
-from ..tools.web_service import redact
+from ..util import secrets as known_secrets
+from ..util.child_env import child_environment
 from ..wire.types import ToolReturnValue
 from .spec import PluginError, PluginSpec, PluginToolSpec
 
@@ -47,8 +49,12 @@ class PluginTool(SchemaTool):
         self._secrets: list[str] = []  # the injected key: never in a log line, an error or a result
 
     async def run(self, arguments_json: str, ctx: ToolContext) -> ToolReturnValue:
-        await ctx.approve(action=self.action, description=f"Run plugin tool `{self.name}`.")
-        env = {**os.environ, **await self._injected()}
+        await ctx.approve(
+            action=self.action,
+            description=f"Run plugin tool `{self.name}`.",
+            scope=action_scope(self.action, f"`{self.name}` of plugin `{self.plugin.name}`", rule_name=self.name),
+        )
+        env = child_environment(await self._injected())  # the injected keys, none of ours besides
         try:
             proc = await started(
                 asyncio.create_subprocess_exec(
@@ -73,8 +79,8 @@ class PluginTool(SchemaTool):
         except asyncio.CancelledError:
             await _kill(proc)
             raise
-        output = redact(stdout.decode("utf-8", "replace").strip(), self._secrets)
-        errors = redact(stderr.decode("utf-8", "replace").strip(), self._secrets)
+        output = known_secrets.redact(stdout.decode("utf-8", "replace").strip(), self._secrets)
+        errors = known_secrets.redact(stderr.decode("utf-8", "replace").strip(), self._secrets)
         if proc.returncode != 0:
             return self._failure(errors or output or f"exit code {proc.returncode}", f"Exit {proc.returncode}")
         if errors:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
+from ..util.fs import open_private, private_dir, private_share_dir
+from ..util.secrets import LogRedaction, register_environment
 from ..util.share_dir import share_dir
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
@@ -23,6 +26,10 @@ class RotatingLogFile(logging.FileHandler):
         super().__init__(path, encoding="utf-8", delay=True)
         self.max_bytes = max_bytes
         self.backups = backups
+
+    def _open(self) -> Any:
+        """0600: records can quote prompts, paths and command lines."""
+        return open_private(self.baseFilename, self.mode, encoding=self.encoding, errors=self.errors)
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -65,9 +72,11 @@ def setup_logging(component: str) -> None:
     handler: logging.Handler
     try:
         directory = share_dir() / "logs"
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)  # 0700, and so is a share dir created here
         handler = RotatingLogFile(directory / "kimi.log")
         handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        handler.addFilter(LogRedaction())  # every record, ours and the libraries': no known secret
+        register_environment()  # the key variables are known before the first record
     except OSError:
         handler = logging.NullHandler()  # no writable share dir: stay silent rather than pollute stdio
     root.addHandler(handler)
@@ -77,6 +86,10 @@ def setup_logging(component: str) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     root._kimi_configured = True  # type: ignore[attr-defined]
     logging.getLogger("kimi_acp").info("%s starting (pid %d)", component, os.getpid())
+    try:
+        private_share_dir()  # a share dir open to other users is closed now, and that is logged
+    except OSError:
+        pass
     from .._compat import take_notes
 
     for note in take_notes():

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..util.fs import atomic_write_text
+from ..util.fs import atomic_write_text, make_dirs_below
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +82,8 @@ class SubagentStore:
 
     def write(self, record: InstanceRecord) -> None:
         path = self.meta_path(record.agent_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(asdict(record), ensure_ascii=False, indent=2))
+        make_dirs_below(self.root.parent, path.parent)  # never re-creates a deleted session
+        atomic_write_text(path, json.dumps(asdict(record), ensure_ascii=False, indent=2), make_parents=False)
 
 
 def _record(data: dict[str, Any]) -> InstanceRecord:

@@ -7,4 +7,7 @@ RUN_ACTION = "run command"  # Shell in the foreground
 RUN_BACKGROUND_ACTION = "run background command"  # Shell with run_in_background
 EDIT_ACTION = "edit file"  # WriteFile, StrReplaceFile inside the workspace
 EDIT_OUTSIDE_ACTION = "edit file outside of working directory"
+READ_OUTSIDE_ACTION = "read file outside of working directory"
+READ_SENSITIVE_ACTION = "read file holding credentials"  # always asked, for one file
+FETCH_ACTION = "fetch from the network"  # FetchURL, SearchWeb: per host
 HIDE_OUTPUT_TYPE = "acp/hide_output"  # a Shell result whose output a client terminal already shows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os.path
+import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import ToolError
 from ..kaos.base import Kaos
 from ..llm.types import ToolSpec
+from ..permissions.scope import Scope
 from ..wire.types import (
     BriefDisplayBlock,
     ContentPart,
@@ -43,9 +45,19 @@ class ToolRejectedError(ToolError):
 
 class Approver(Protocol):
     async def request(
-        self, *, tool_call_id: str, sender: str, action: str, description: str, display: Sequence[DisplayBlock]
+        self,
+        *,
+        tool_call_id: str,
+        sender: str,
+        action: str,
+        description: str,
+        display: Sequence[DisplayBlock],
+        scope: Scope | None = None,
+        warning: str | None = None,
+        needed: bool = True,
     ) -> None:
-        """Return when approved; raise ToolRejectedError when rejected or cancelled."""
+        """Return when the call may run; raise ToolRejectedError when rejected or cancelled,
+        PermissionDenied when refused without asking (core/approvals.py has the order)."""
         ...
 
 
@@ -107,6 +119,9 @@ class ToolContext:
     plan: PlanHost | None = None  # plan mode, for the plan tools (tools/plan.py)
     tasks: TaskTable | None = None  # the session's background tasks (kimi_acp/kaos/tasks.py)
     subagents: SubagentLauncher | None = None  # runs the Agent tool's subagents (root sessions only)
+    # Where reads need no approval besides the workspace: skill directories, the plan file (the
+    # system temp dir is always there).
+    readable: list[Path] = field(default_factory=list)
 
     def resolve(self, path: str) -> Path:
         """A tool path argument as an absolute path (relative ones are taken from the work dir)."""
@@ -124,14 +139,36 @@ class ToolContext:
         real = real_path(path)
         return any(_is_within(real, real_path(root)) for root in (self.work_dir, *self.additional_dirs))
 
-    async def approve(self, *, action: str, description: str, display: Sequence[DisplayBlock] = ()) -> None:
-        """Ask for approval of this call; raises ToolRejectedError if refused."""
+    def may_read(self, path: Path) -> bool:
+        """Whether reading `path` needs no approval: inside the workspace, a skill directory, the
+        plan file or the system temp dir (decided on real paths, as `in_workspace`)."""
+        if self.in_workspace(path):
+            return True
+        real = real_path(path)
+        return any(_is_within(real, real_path(root)) for root in (*self.readable, Path(tempfile.gettempdir())))
+
+    async def approve(
+        self,
+        *,
+        action: str,
+        description: str,
+        display: Sequence[DisplayBlock] = (),
+        scope: Scope | None = None,
+        warning: str | None = None,
+        needed: bool = True,
+    ) -> None:
+        """Ask for approval of this call, unless the user's rules, yolo or a session approval of
+        `scope` allow it (or `needed` is False and no rule asks); a `warning` always asks.
+        Raises ToolRejectedError if the user refused, PermissionDenied if a rule or --afk did."""
         await self.approver.request(
             tool_call_id=self.tool_call_id,
             sender=self.tool_name,
             action=action,
             description=description,
             display=list(display),
+            scope=scope,
+            warning=warning,
+            needed=needed,
         )
 
 

@@ -22,6 +22,7 @@ from pydantic import Field
 
 from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, cap_output, tool_error, tool_ok
+from .permits import permit_fetch
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ class FetchURL(Tool[FetchURLParams]):
                 f"`{params.url}` is not an http(s) URL. Give a full URL starting with http:// or https://.",
                 brief="Invalid URL",
             )
+        await permit_fetch(ctx, url, f"Fetch `{url}`")
         services = self.services()
         service = getattr(services, "moonshot_fetch", None) if services is not None else None
         if service is not None:

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, tool_error, tool_ok
+from .permits import permit_read
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ class Glob(Tool[GlobParams]):
     description = (
         "Find files and directories whose path matches a glob pattern (`*` and `?` within one path "
         "component, `[abc]` character sets, `**` for any number of directories), relative to `directory` "
-        "(absolute; default: the working directory; must be inside the workspace). Returns matching paths "
+        "(absolute; default: the working directory; outside the workspace the user is asked). Returns matching paths "
         f"relative to `directory`, sorted, at most {MAX_MATCHES}; `.git` is skipped and hidden files are "
         "included. Patterns starting with `**` are rejected because they walk the whole tree: anchor them "
         "in a subdirectory (e.g. `src/**/*.py`) or use Grep with `glob`/`type` to search everything."
@@ -46,15 +47,10 @@ class Glob(Tool[GlobParams]):
         if not pattern:
             return tool_error("The pattern is empty. Give a glob such as `*.py` or `src/**/*.ts`.")
         directory = ctx.resolve(params.directory) if params.directory else ctx.work_dir
-        if not ctx.in_workspace(directory):
-            return tool_error(
-                f"`{directory}` is outside the workspace. Glob only searches inside the working directory "
-                f"`{ctx.work_dir}`" + (" and the additional directories." if ctx.additional_dirs else "."),
-                brief="Outside workspace",
-            )
         if not directory.is_dir():
             what = "is not a directory" if directory.exists() else "does not exist"
             return tool_error(f"`{directory}` {what}.")
+        await permit_read(ctx, directory, what="List files in")
         if Path(pattern).is_absolute():
             return tool_error(
                 "The pattern must be relative to `directory`; put the base path in `directory` instead."

@@ -7,6 +7,10 @@ Python `re` instead of Rust regex syntax; only the `.gitignore` files of the wor
 of the searched directory, with simplified rules (`*`, `?`, `**`, `[...]`, `!`, trailing `/`,
 anchoring by `/`); hidden files and directories skipped like rg; files containing NUL bytes skipped;
 files over 50 MB skipped.
+
+Files holding credentials (permissions/sensitive.py) are left out of every output mode (a match
+alone would tell the model what a key contains), and the model is told which; searching outside
+the workspace asks first, like a read (tools/permits.py).
 """
 
 from __future__ import annotations
@@ -25,8 +29,12 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..permissions.sensitive import sensitive_reason
+from ..util.child_env import child_environment
+from ..util.globs import glob_to_regex
 from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, cap_output, tool_error, tool_ok
+from .permits import permit_read
 from .read import resolve_path, split_lines
 
 logger = logging.getLogger(__name__)
@@ -135,6 +143,15 @@ class _Outcome:
     lines: list[str] = field(default_factory=list)
     timed_out: bool = False
     note: str = ""  # something the model should know (e.g. errors on some files)
+    withheld: list[str] = field(default_factory=list)  # files holding credentials, left out
+
+
+MAX_WITHHELD_NAMED = 10
+
+
+def _withheld(path: Path, approved: Path) -> bool:
+    """A file of the results that holds credentials (unless it is the one file the user approved)."""
+    return path != approved and sensitive_reason(path) is not None
 
 
 class Grep(Tool[GrepParams]):
@@ -164,6 +181,7 @@ class Grep(Tool[GrepParams]):
             return root
         if not root.exists():
             return tool_error(f"`{root}` does not exist.", brief="Path not found")
+        await permit_read(ctx, root, what="Search")
         if self.ripgrep_path:
             outcome = await _run_ripgrep(self.ripgrep_path, params, root, ctx.work_dir)
         else:
@@ -191,6 +209,13 @@ def _to_return_value(outcome: _Outcome, params: GrepParams) -> ToolReturnValue:
         suffix += " Narrow the path or pattern."
     if outcome.note:
         suffix += f" {outcome.note}"
+    if outcome.withheld:
+        names = ", ".join(f"`{name}`" for name in outcome.withheld[:MAX_WITHHELD_NAMED])
+        more = f" and {len(outcome.withheld) - MAX_WITHHELD_NAMED} more" if len(outcome.withheld) > MAX_WITHHELD_NAMED else ""
+        suffix += (
+            f" {len(outcome.withheld)} file(s) holding credentials were left out of the results: {names}{more}. "
+            "ReadFile asks the user before it reads one of them, if you really need it."
+        )
     if total == 0:
         return tool_ok("", message="No matches found." + suffix, brief="No matches")
     if params.offset >= total:
@@ -229,13 +254,15 @@ def _display_path(path: Path, work_dir: Path) -> str:
 
 
 def _rg_args(rg: str, params: GrepParams, target: str) -> list[str]:
-    args = [rg, "--color=never", "--sort=path", "--no-require-git"]
+    # --null: a NUL after every path, so each line's file is known for sure (see _parse_rg_output);
+    # -n always: a line number tells a match (`:`) from a context line (`-`) even when not shown.
+    args = [rg, "--color=never", "--sort=path", "--no-require-git", "--null"]
     if params.ignore_case:
         args.append("-i")
     if params.multiline:
         args += ["-U", "--multiline-dotall"]
     if params.output_mode == "content":
-        args += ["--no-heading", "--with-filename", "-n" if params.line_number else "-N"]
+        args += ["--no-heading", "--with-filename", "-n"]
         if params.context is not None:
             args += ["-C", str(params.context)]
         if params.before_context is not None:
@@ -266,6 +293,7 @@ async def _run_ripgrep(rg: str, params: GrepParams, root: Path, work_dir: Path) 
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            env=child_environment(),  # no process the agent starts holds its credentials
         )
     except OSError as exc:
         return tool_error(f"Failed to run ripgrep (`{rg}`): {exc}.")
@@ -301,16 +329,52 @@ async def _run_ripgrep(rg: str, params: GrepParams, root: Path, work_dir: Path) 
     text = out.decode("utf-8", errors="replace")
     if (timed_out or overflow) and not text.endswith("\n"):
         text = text.rsplit("\n", 1)[0] if "\n" in text else ""  # drop the cut-off last line
-    lines = text.splitlines()
-    if target == ".":
-        lines = [line[2:] if line.startswith("./") else line for line in lines]
+    lines, withheld = _parse_rg_output(text, params, work_dir, root)
     note = "Output exceeded 20 MB and was cut; narrow the search." if overflow else ""
     if proc.returncode == 2 and not timed_out and not overflow:
         message = err.decode("utf-8", errors="replace").strip()
         if not lines:
             return tool_error(f"ripgrep failed: {message or 'unknown error'}", brief="Grep failed")
         note = f"Some files could not be searched: {message[:500]}"
-    return _Outcome(lines=lines, timed_out=timed_out, note=note)
+    return _Outcome(lines=lines, timed_out=timed_out, note=note, withheld=withheld)
+
+
+_NUMBERED = re.compile(r"(\d+)([:-])")
+
+
+def _parse_rg_output(text: str, params: GrepParams, work_dir: Path, approved: Path) -> tuple[list[str], list[str]]:
+    """ripgrep's `--null` output as the lines the model sees (`path:line:text`, `path-line-text`,
+    `--`, `path`, `path:count`), without the files that hold credentials (returned apart)."""
+    if params.output_mode == "files_with_matches":  # each path ends with NUL, not a newline
+        records = [(name, "") for name in text.replace("\n", "").split("\0") if name]
+    else:
+        records = [line.partition("\0")[::2] if "\0" in line else (None, line) for line in text.splitlines()]
+    lines: list[str] = []
+    withheld: list[str] = []
+    for name, rest in records:
+        if name is None:  # `--` between groups of context
+            if lines and lines[-1] != "--":
+                lines.append(rest)
+            continue
+        shown = name[2:] if name.startswith("./") else name
+        if _withheld(work_dir / shown, approved):
+            if shown not in withheld:
+                withheld.append(shown)
+            continue
+        if params.output_mode == "files_with_matches":
+            lines.append(shown)
+        elif params.output_mode == "count_matches":
+            lines.append(f"{shown}:{rest}")
+        else:
+            number = _NUMBERED.match(rest)
+            if number is None:
+                lines.append(f"{shown}:{rest}")
+                continue
+            body = rest[number.end() :]
+            lines.append(f"{shown}{number.group(2)}{number.group(0) if params.line_number else ''}{body}")
+    while lines and lines[-1] == "--":
+        lines.pop()
+    return lines, withheld
 
 
 # --------------------------------------------------------------------------- fallback
@@ -321,58 +385,6 @@ def _compile(params: GrepParams) -> re.Pattern[str]:
     if params.multiline:
         flags |= re.DOTALL | re.MULTILINE
     return re.compile(params.pattern, flags)
-
-
-def glob_to_regex(pattern: str) -> str:
-    """Translate a gitignore/ripgrep-style glob to a regex: `*`/`?` stop at `/`, `**` crosses it,
-    `{a,b}` alternates, `[...]` is a character class."""
-    out: list[str] = []
-    i, n, depth = 0, len(pattern), 0
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = i + 1
-            if j < n and pattern[j] in "!^":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            close = pattern.find("]", j)
-            if close == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : close]
-                negate = body[:1] in ("!", "^")
-                body = "".join("\\" + ch if ch in "\\[]&~|^" else ch for ch in body[negate:])
-                out.append("[" + ("^" if negate else "") + body + "]")
-                i = close
-        elif c == "{":
-            depth += 1
-            out.append("(?:")
-        elif c == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif c == "," and depth:
-            out.append("|")
-        elif c == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(pattern[i]))
-        else:
-            out.append(re.escape(c))
-        i += 1
-    out.extend(")" * depth)
-    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -568,6 +580,9 @@ def _search(
     for path in _candidate_files(root, filters, stop, deadline):
         if stop.is_set() or time.monotonic() > deadline:
             break
+        if _withheld(path, root):
+            outcome.withheld.append(_display_path(path, work_dir))
+            continue
         try:
             if path.stat().st_size > MAX_FALLBACK_FILE_BYTES:
                 continue

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from ..wire.types import ImageURLPart, MediaURL, TextPart, ToolReturnValue, VideoURLPart
 from .base import Params, Tool, ToolContext, tool_error, tool_ok
+from .permits import permit_read
 from .read import media_kind, resolve_path
 
 NAME = "ReadMediaFile"
@@ -82,6 +83,7 @@ class ReadMediaFile(Tool[ReadMediaFileParams]):
             return tool_error(f"`{params.path}` does not exist.", brief="File not found")
         if not path.is_file():
             return tool_error(f"`{params.path}` is not a file.", brief="Invalid path")
+        await permit_read(ctx, path, what="Read media file")
         size = path.stat().st_size
         if size == 0:
             return tool_error(f"`{params.path}` is empty.", brief="Empty file")

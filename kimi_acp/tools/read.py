@@ -1,4 +1,5 @@
-"""ReadFile: numbered text lines of a file, a window at a time, refusing secrets and non-text."""
+"""ReadFile: numbered text lines of a file, a window at a time; files holding credentials and files
+outside the workspace only after the user approved (tools/permits.py); never non-text."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pydantic import Field, field_validator
 from ..kaos.base import BinaryFileError, TextWindow
 from ..wire.types import ToolReturnValue
 from .base import MAX_LINE_CHARS, TRUNCATED_MARK, Params, Tool, ToolContext, real_path, tool_error, tool_ok
+from .permits import permit_read
 
 logger = logging.getLogger(__name__)
 
@@ -23,30 +25,6 @@ IMAGE_SUFFIXES = frozenset(
 VIDEO_SUFFIXES = frozenset(
     {".mp4", ".mov", ".avi", ".mkv", ".webm", ".m4v", ".flv", ".wmv", ".mpg", ".mpeg", ".3gp"}
 )
-
-# Secrets the model should never see. Deliberately short: credentials that are almost always
-# private, not every file that might hold one.
-_ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template"})
-_SECRET_NAMES = frozenset(
-    {".netrc", ".npmrc", ".pypirc", ".pgpass", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"}
-)
-_SECRET_SUFFIXES = frozenset({".pem", ".key", ".p12", ".pfx"})
-_CREDENTIAL_DIRS = frozenset({".aws", ".kimi"})  # any `credentials*` below these
-
-
-def is_sensitive(path: PurePath) -> bool:
-    """True for files that typically hold secrets: .env files, private keys, token files."""
-    name = path.name.lower()
-    if name == ".env" or (name.startswith(".env.") and name not in _ENV_TEMPLATES):
-        return True
-    if name in _SECRET_NAMES or path.suffix.lower() in _SECRET_SUFFIXES:
-        return True
-    parts = [p.lower() for p in path.parts]
-    for i, part in enumerate(parts):
-        if part in _CREDENTIAL_DIRS and any(p.startswith("credentials") for p in parts[i + 1 :]):
-            return True
-    return False
-
 
 def resolve_path(ctx: ToolContext, raw: str) -> Path | ToolReturnValue:
     """The absolute path a tool argument names, or a tool error.
@@ -162,7 +140,8 @@ class ReadFile(Tool[ReadFileParams]):
         f"one read returns at most {MAX_READ_BYTES // 1024} KiB. The result message gives the total line "
         "count and the `line_offset` to continue with. Relative paths are resolved against the working "
         "directory and must stay inside it; use absolute paths for other files. Directories, images, videos, "
-        "binary files and secret files (.env, private keys, credential files) are refused. Prefer this over "
+        "binary files are refused; files holding credentials (.env, private keys, credential files) and files "
+        "outside the working directory are read only if the user approves. Prefer this over "
         "`cat`, `head` or `tail` in Shell; read several files in parallel when you need them."
     )
     params = ReadFileParams
@@ -171,13 +150,6 @@ class ReadFile(Tool[ReadFileParams]):
         path = resolve_path(ctx, params.path)
         if isinstance(path, ToolReturnValue):
             return path
-        if is_sensitive(path):
-            return tool_error(
-                f"`{path}` looks like a file holding secrets (credentials, keys or environment variables) "
-                "and is not read, to keep them out of the conversation. Ask the user for the specific "
-                "non-secret information you need.",
-                brief="Sensitive file",
-            )
         kind = media_kind(path)
         if kind is not None:
             return tool_error(
@@ -185,6 +157,7 @@ class ReadFile(Tool[ReadFileParams]):
                 "Use other appropriate tools to view it.",
                 brief=f"{kind.capitalize()} file",
             )
+        await permit_read(ctx, path, what="Read file")
         window = await read_window_or_error(ctx, path, params.line_offset, params.n_lines)
         if isinstance(window, ToolReturnValue):
             return window

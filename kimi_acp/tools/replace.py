@@ -7,8 +7,9 @@ from pydantic import Field
 from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, tool_error, tool_ok
 from .diff import make_diff_blocks
+from .permits import permit_edit
 from .read import read_text_or_error, resolve_path
-from .write import edit_action, edit_description, write_or_error
+from .write import edit_description, write_or_error
 
 NOT_FOUND_MESSAGE = "No replacements were made. The old string was not found in the file."
 
@@ -96,7 +97,7 @@ class StrReplaceFile(Tool[StrReplaceFileParams]):
 
         blocks = make_diff_blocks(str(path), old_text, text)
         description = edit_description(ctx, "Edit file", path)
-        await ctx.approve(action=edit_action(ctx, path), description=description, display=blocks)
+        await permit_edit(ctx, path, description, blocks)
         size = await write_or_error(ctx, path, text)
         if isinstance(size, ToolReturnValue):
             return size

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, cap_output, tool_error, tool_ok
+from .permits import permit_fetch, url_host
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,8 @@ class SearchWeb(Tool[SearchWebParams]):
             return tool_error("The search query cannot be empty.", brief="Empty query")
         if service is None:
             return _not_configured()
+        host = url_host(str(service.base_url))
+        await permit_fetch(ctx, str(service.base_url), f"Search the web for `{params.query}` (the query goes to `{host}`)")
         payload = {
             "text_query": params.query,
             "limit": params.limit,

@@ -7,6 +7,7 @@ import logging
 from pydantic import Field, model_validator
 
 from ..kaos.base import CommandResult
+from ..permissions.scope import command_scope
 from ..wire.types import ShellDisplayBlock, ToolReturnValue, UnknownDisplayBlock
 from .actions import HIDE_OUTPUT_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
 from .base import MAX_LINE_CHARS, MAX_OUTPUT_CHARS, Params, Tool, ToolContext, cap_output, tool_error, tool_ok
@@ -75,6 +76,7 @@ class Shell(Tool[ShellParams]):
             action=RUN_ACTION,
             description=f"Run command `{command}`",
             display=[ShellDisplayBlock(language="bash", command=command)],
+            scope=command_scope(RUN_ACTION, command),
         )
         try:
             result = await ctx.kaos.run_command(
@@ -99,6 +101,7 @@ async def _run_background(params: ShellParams, ctx: ToolContext) -> ToolReturnVa
         action=RUN_BACKGROUND_ACTION,
         description=f"Run background command `{command}`",
         display=[ShellDisplayBlock(language="bash", command=command)],
+        scope=command_scope(RUN_BACKGROUND_ACTION, command),
     )
     try:
         task = await ctx.tasks.launch(

@@ -13,12 +13,12 @@ account service expects.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
+from ..util import secrets as known_secrets
 
 if TYPE_CHECKING:
     import httpx  # imported on first use: a session that never calls the service never loads it
@@ -26,10 +26,9 @@ if TYPE_CHECKING:
     from ..config import OAuthRef, ServiceConfig
 
 MAX_REPLY_BYTES = 5 * 1024 * 1024  # the most of a service's answer read
-REDACTED = "[redacted]"
+REDACTED = known_secrets.REDACTED
 # Custom header names that carry credentials: their values are secrets too.
-_SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|session|password", re.I)
-_MIN_SECRET_CHARS = 4  # shorter values would redact ordinary words
+_SECRET_HEADER = known_secrets.SECRET_NAME
 
 
 @dataclass(frozen=True)
@@ -67,7 +66,8 @@ class ServiceCredentials:
     secrets: tuple[str, ...]
 
     def redact(self, text: str) -> str:
-        return redact(text, self.secrets)
+        """Without this call's credentials, nor any other secret the process knows."""
+        return known_secrets.redact(text, self.secrets)
 
 
 class ServiceFailure(ToolError):
@@ -98,10 +98,8 @@ class ServiceReply:
 
 
 def redact(text: str, secrets: tuple[str, ...] | list[str]) -> str:
-    for secret in sorted(secrets, key=len, reverse=True):
-        if len(secret) >= _MIN_SECRET_CHARS:
-            text = text.replace(secret, REDACTED)
-    return text
+    """`text` without these values (shorter ones than 4 characters would redact ordinary words)."""
+    return known_secrets.replace(text, secrets)
 
 
 async def service_headers(
@@ -134,6 +132,7 @@ async def service_headers(
     headers.update(service.custom_headers)
     secrets = [token, service.api_key.get_secret_value()]
     secrets += [v for k, v in service.custom_headers.items() if _SECRET_HEADER.search(k)]
+    known_secrets.register(secrets)  # an account's fresh token included: out of every later result and log line
     return ServiceCredentials(headers, tuple(s for s in secrets if s))
 
 

@@ -10,21 +10,12 @@ from pydantic import Field
 
 from ..kaos.base import BinaryFileError
 from ..wire.types import DiffDisplayBlock, ToolReturnValue
-from .actions import EDIT_ACTION, EDIT_OUTSIDE_ACTION
 from .base import Params, Tool, ToolContext, real_path, tool_error, tool_ok
 from .diff import make_diff_blocks
+from .permits import permit_edit
 from .read import resolve_path
 
 logger = logging.getLogger(__name__)
-
-
-def edit_action(ctx: ToolContext, path: Path) -> str:
-    """The approval action: edits outside the workspace are approved separately.
-
-    Decided on the real path, so a symlink inside the project pointing out of it (a linked
-    directory or file) needs the outside approval, which "edit file" for the session does not cover.
-    """
-    return EDIT_ACTION if ctx.in_workspace(path) else EDIT_OUTSIDE_ACTION
 
 
 def edit_description(ctx: ToolContext, verb: str, path: Path) -> str:
@@ -101,7 +92,7 @@ class WriteFile(Tool[WriteFileParams]):
         new_text = old_text + params.content if append else params.content
         blocks: list[DiffDisplayBlock] = make_diff_blocks(str(path), old_text, new_text)
         description = edit_description(ctx, "Write file", path)
-        await ctx.approve(action=edit_action(ctx, path), description=description, display=blocks)
+        await permit_edit(ctx, path, description, blocks)
 
         size = await write_or_error(ctx, path, params.content, append=append)
         if isinstance(size, ToolReturnValue):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..util.fs import ends_with_newline, iter_json_objects
+from ..util.fs import ends_with_newline, iter_json_objects, open_private
 from .serde import WireDecodeError, from_envelope, to_envelope
 from .types import (
     WIRE_PROTOCOL_LEGACY_VERSION,
@@ -118,15 +118,19 @@ class WireRecorder:
             self._write(merged, timestamp)
 
     def close(self) -> None:
-        self.flush()
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Flush and close; the file is forgotten even when that fails (a full disk), so the next
+        record reopens it instead of writing to a closed file."""
+        try:
+            self.flush()
+        finally:
+            f, self._file = self._file, None
+            if f is not None:
+                f.close()
 
     def _open(self) -> TextIO:
         if self._file is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            f = open(self.path, "a", encoding="utf-8")
+            # The session folder is made once, by sessions.create: never brought back here after a delete.
+            f = open_private(self.path, "a", encoding="utf-8")  # 0600: it holds the conversation
             if f.tell() == 0:
                 f.write(json.dumps({"type": "metadata", "protocol_version": WIRE_PROTOCOL_VERSION}) + "\n")
             elif not ends_with_newline(self.path):
@@ -137,8 +141,16 @@ class WireRecorder:
     def _write(self, message: WireMessage, timestamp: float) -> None:
         line = json.dumps({"timestamp": timestamp, "message": to_envelope(message)}, ensure_ascii=False)
         f = self._open()
-        f.write(line + "\n")
-        f.flush()
+        try:
+            f.write(line + "\n")
+            f.flush()
+        except BaseException:  # the next record reopens the file (a torn line gets its newline)
+            self._file = None
+            try:
+                f.close()
+            except OSError:
+                pass
+            raise
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from pydantic import (
     PrivateAttr,
     Tag,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -411,6 +412,20 @@ class ApprovalRequest(Request):
     agent_id: str | None = None
     subagent_type: str | None = None
     source_description: str | None = None
+    # Beyond Wire 1.10, sent only when set (clients that do not know them see the 1.10 payload):
+    # what "approve_for_session" remembers, in words ("`git status …`"); absent, that answer
+    # approves this call only. And why this call always asks (a file holding credentials, a
+    # protected path): never remembered, refused under --afk.
+    session_scope: str | None = None
+    warning: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_extensions(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        for key in ("session_scope", "warning"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class ToolCallRequest(Request):

@@ -88,8 +88,52 @@ async def test_errors_put_the_actionable_text_in_message(share, project, tmp_pat
     assert response["error"]["code"] == -32602 and "nope" in response["error"]["message"]
     response, _ = await agent.call("session/list", {"cursor": "garbage"})
     assert response["error"]["code"] == -32602 and "cursor" in response["error"]["message"]
+    # Toad shows only `data.details`: the same sentence is there
+    for failed in (response, (await agent.call("session/new", {"mcpServers": []}))[0]):
+        assert failed["error"]["data"]["details"] == failed["error"]["message"]
     response, _ = await agent.call("authenticate", {"methodId": "magic"})
     assert response["error"]["code"] == -32602 and "magic" in response["error"]["message"]
     response, _ = await agent.call("no/such", {})
     assert response["error"]["code"] == -32601 and "no/such" in response["error"]["message"]
     assert await agent.close() == 0
+
+
+async def test_delete_refuses_a_turn_running_in_another_process_and_nothing_brings_the_folder_back(share, project):
+    """A `kimi --wire` of the session is mid-turn: the IDE's delete is refused with its pid and changes
+    nothing; once the turn is over the delete goes through, and the wire process's later writes
+    (a prompt, plan mode, its shutdown) do not re-create the folder."""
+    write_config(share, [tool_call("c1", "Shell", {"command": "echo hi"}), "text: done"])
+    async with spawn_acp(acp_env(share)) as agent:
+        await agent.initialize()
+        session_id = (await agent.new_session(project)).session_id
+        wire = await WireProcess.start("--work-dir", str(project), "--session", session_id, env=acp_env(share))
+        try:
+            await wire.call("initialize", {"protocol_version": "1.10", "client": {"name": "t", "version": "1"}})
+            prompt_id = await wire.request("prompt", {"user_input": "run it"})
+            approval, _ = await wire.next_request()  # the wire's turn now waits on its user
+            (folder,) = (share / "sessions").glob(f"*/{session_id}")
+            before = sorted(p.name for p in folder.iterdir())
+
+            with pytest.raises(acp.RequestError) as busy:
+                await _delete(agent, session_id)
+            message = str(busy.value)
+            assert f"Cannot delete this session: it is running a turn in another kimi process (pid {wire.proc.pid})" in message
+            assert busy.value.data["holderPid"] == wire.proc.pid
+            assert folder.is_dir() and sorted(p.name for p in folder.iterdir()) == before
+
+            payload = approval["params"]["payload"]
+            await wire.respond(approval["id"], {"request_id": payload["id"], "response": "approve"})
+            done, _ = await wire.response(prompt_id)
+            assert done["result"] == {"status": "finished"}
+
+            assert await _delete(agent, session_id) == {}
+            assert not folder.exists()
+
+            refused, _ = await wire.call("prompt", {"user_input": "again"})
+            assert "This session was deleted" in refused["error"]["message"]
+            toggled, _ = await wire.call("set_plan_mode", {"enabled": True})  # saves state.json
+            assert "result" in toggled
+            assert not folder.exists()
+        finally:
+            assert await wire.close() == 0
+        assert not list((share / "sessions").glob(f"*/{session_id}"))

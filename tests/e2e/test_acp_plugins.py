@@ -55,6 +55,8 @@ def config(share: Path, scripts: list[str]) -> None:
     data = scripted_config_data(share, scripts)
     data["providers"]["scripted_provider"].update(api_key=KEY, base_url="http://127.0.0.1:9/v1")
     data["default_yolo"] = False
+    # EXPECTED_KEY holds the key, so a child process would not get it (util/child_env.py): let it through
+    data["permissions"] = {"pass_env": ["EXPECTED_KEY"]}
     (share / "config.toml").write_text(tomlkit.dumps(data))
 
 

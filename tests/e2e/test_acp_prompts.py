@@ -107,7 +107,7 @@ async def test_streamed_arguments_update_the_card_title(share, project):
 @pytest.mark.smoke
 async def test_permission_outcomes(share, project, answer, ran, second_step):
     marker = project / "ran.txt"
-    write_config(share, [tool_call("s1", "Shell", {"command": "echo yes > ran.txt"}), "text: after"])
+    write_config(share, [tool_call("s1", "Shell", {"command": "touch ran.txt"}), "text: after"])
     async with spawn_acp(acp_env(share)) as agent:
         agent.client.permission_policy = lambda request: answer
         await agent.initialize()
@@ -117,9 +117,10 @@ async def test_permission_outcomes(share, project, answer, ran, second_step):
         (request,) = agent.client.permission_requests
         assert [o.option_id for o in request["options"]] == ["approve", "approve_for_session", "reject"]
         assert [o.kind for o in request["options"]] == ["allow_once", "allow_always", "reject_once"]
+        assert request["options"][1].name == "Always allow `touch ran.txt …` in this session"
         card = request["tool_call"]
-        assert card.title == "Shell: echo yes > ran.txt" and card.kind == "execute"
-        assert card.raw_input == {"command": "echo yes > ran.txt"}
+        assert card.title == "Shell: touch ran.txt" and card.kind == "execute"
+        assert card.raw_input == {"command": "touch ran.txt"}
         assert marker.exists() == ran
         updates = agent.recorder.updates(session.session_id)
         assert ("after" in texts(updates)) == second_step
@@ -129,10 +130,12 @@ async def test_permission_outcomes(share, project, answer, ran, second_step):
 
 async def test_approve_for_session_covers_later_calls_and_is_persisted(share, project):
     scripts = [
-        tool_call("s1", "Shell", {"command": "echo one"}),
+        tool_call("s1", "Shell", {"command": "git status"}),
         "text: first",
-        tool_call("s2", "Shell", {"command": "echo two"}),
+        tool_call("s2", "Shell", {"command": "git status --short"}),
         "text: second",
+        tool_call("s3", "Shell", {"command": "git push"}),
+        "text: third",
     ]
     write_config(share, scripts)
     async with spawn_acp(acp_env(share), terminal=True) as agent:
@@ -142,9 +145,12 @@ async def test_approve_for_session_covers_later_calls_and_is_persisted(share, pr
         await agent.prompt(session.session_id, "one")
         await agent.prompt(session.session_id, "two")
         assert len(agent.client.permission_requests) == 1  # the terminal run needed no second ask
+        assert agent.client.permission_requests[0]["options"][1].name == "Always allow `git status …` in this session"
         assert len([c for c in agent.client.terminal_calls if c[0] == "create"]) == 2
+        await agent.prompt(session.session_id, "three")
+        assert len(agent.client.permission_requests) == 2  # `git push` was not what the card showed
     state = next(share.glob(f"sessions/*/{session.session_id}/state.json"))
-    assert json.loads(state.read_text())["approval"]["auto_approve_actions"] == ["run command"]
+    assert json.loads(state.read_text())["approval"]["auto_approve_actions"] == ["run command:git status", "run command:git push"]
 
 
 async def test_diff_is_shown_in_the_permission_request(share, project):

@@ -92,7 +92,9 @@ async def test_additional_directories_are_advertised_and_honoured(share, project
     (extra / "lib.py").write_text("x = 1\n")
     write_config(share, [tool_call("g1", "Glob", {"pattern": "*.py", "directory": str(extra)}), "text: done",
                          tool_call("g2", "Glob", {"pattern": "*.py", "directory": str(extra)}), "text: done"])  # fmt: skip
-    async with spawn_acp(env(share, tmp_path)) as agent:
+    (project / "tmp").mkdir()  # the system temp dir is readable unasked: tmp_path must not be in it
+    async with spawn_acp({**env(share, tmp_path), "TMPDIR": str(project / "tmp")}) as agent:
+        agent.client.permission_policy = lambda request: "reject"
         init = await agent.initialize()
         assert init.agent_capabilities.session_capabilities.additional_directories is not None
         session = await agent.conn.new_session(cwd=str(project), mcp_servers=[], additional_directories=[str(extra)])
@@ -103,7 +105,9 @@ async def test_additional_directories_are_advertised_and_honoured(share, project
         await agent.conn.resume_session(session_id=session.session_id, cwd=str(project), mcp_servers=[])
         await agent.prompt(session.session_id, "again")
         card = tool_updates(agent, session.session_id)["g2"]
-        assert card["status"] == "failed" and "outside the workspace" in card_text(card)
+        assert card["status"] == "failed"  # outside the workspace now: asked, and the user said no
+        (asked,) = agent.client.permission_requests
+        assert asked["options"][1].name == f"Always allow reads in `{extra}` in this session"
         for bad in (["relative/dir"], [str(tmp_path / "missing")]):
             with pytest.raises(acp.RequestError) as caught:
                 await agent.conn.new_session(cwd=str(project), mcp_servers=[], additional_directories=bad)

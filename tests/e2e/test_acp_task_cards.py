@@ -40,9 +40,9 @@ async def test_background_shell_after_run_command_was_approved_for_the_session(s
 
 async def test_background_commands_approved_for_the_session_run_unasked_but_a_foreground_one_asks(share, project):
     write_config(share, [
-        tool_call("bg1", "Shell", {"command": "echo one", "run_in_background": True, "description": "first"}),
-        tool_call("bg2", "Shell", {"command": "echo two", "run_in_background": True, "description": "second"}),
-        tool_call("fg", "Shell", {"command": "echo three"}),
+        tool_call("bg1", "Shell", {"command": "sleep 0.1", "run_in_background": True, "description": "first"}),
+        tool_call("bg2", "Shell", {"command": "sleep 0.2", "run_in_background": True, "description": "second"}),
+        tool_call("fg", "Shell", {"command": "sleep 0.3"}),
         "text: done",
     ])
     async with spawn_acp(acp_env(share)) as agent:
@@ -51,8 +51,8 @@ async def test_background_commands_approved_for_the_session_run_unasked_but_a_fo
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "go")
         assert response.stop_reason == "end_turn"
-        assert len(agent.client.permission_requests) == 2  # bg1, then fg; bg2 was approved for the session
+        assert len(agent.client.permission_requests) == 2  # bg1, then fg; bg2 (`sleep …` in the background) was approved for the session
         recorder = agent.recorder
-        assert timeline(recorder, card_id(recorder, "Shell: echo one")) == ["pending", ASK, "in_progress", "completed"]
-        assert timeline(recorder, card_id(recorder, "Shell: echo two")) == ["pending", "in_progress", "completed"]
-        assert timeline(recorder, card_id(recorder, "Shell: echo three")) == ["pending", ASK, "in_progress", "completed"]
+        assert timeline(recorder, card_id(recorder, "Shell: sleep 0.1")) == ["pending", ASK, "in_progress", "completed"]
+        assert timeline(recorder, card_id(recorder, "Shell: sleep 0.2")) == ["pending", "in_progress", "completed"]
+        assert timeline(recorder, card_id(recorder, "Shell: sleep 0.3")) == ["pending", ASK, "in_progress", "completed"]

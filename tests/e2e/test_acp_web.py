@@ -47,7 +47,9 @@ async def test_search_and_service_fetch_cards(share, project, services):
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "go")
         assert response.stop_reason == "end_turn"
-        assert not agent.recorder.requests("session/request_permission")
+        asked = [r["params"]["options"][1]["name"] for r in agent.recorder.requests("session/request_permission")]
+        host = services.url.split("//")[1]
+        assert asked == [f"Always allow `{host}` in this session", "Always allow `docs.example.com` in this session"]
         updates = agent.recorder.updates()
     starts = {u["toolCallId"].rsplit("/", 1)[-1]: u for u in of_kind(updates, "tool_call")}
     assert starts["s1"]["kind"] == "fetch" and starts["s1"]["title"] == "SearchWeb: install widgets"

@@ -392,3 +392,21 @@ def test_wire_batch_from_a_file_runs_the_prompt_to_its_end(tmp_path: Path, work_
     assert "ApprovalRequest" in kinds  # shown, but nobody could answer: settled as rejected
     approvals = [m["params"]["payload"] for m in messages if m.get("params", {}).get("type") == "ApprovalResponse"]
     assert approvals and approvals[0]["response"] == "reject"
+
+
+def test_info_shows_the_permission_rules_in_force(share_dir: Path) -> None:
+    (share_dir / "config.toml").write_text(
+        '[permissions]\nallow = ["Shell(git status:*)"]\ndeny = ["Shell(rm:*)", "ReadFile(secrets/**)"]\npass_env = ["AWS_PROFILE"]\n'
+    )
+    result = kimi("info")
+    assert result.returncode == 0, result.stderr
+    assert "  deny: Shell(rm:*), ReadFile(secrets/**)" in result.stdout
+    assert "  allow: Shell(git status:*)" in result.stdout
+    assert "  child processes keep: AWS_PROFILE" in result.stdout
+    as_json = json.loads(kimi("info", "--json").stdout)
+    assert as_json["permissions"] == {
+        "deny": ["Shell(rm:*)", "ReadFile(secrets/**)"], "ask": [], "allow": ["Shell(git status:*)"], "pass_env": ["AWS_PROFILE"],
+    }
+    (share_dir / "config.toml").write_text('[permissions]\ndeny = ["Shell(rm"]\n')
+    broken = kimi("info")
+    assert broken.returncode == 2 and "not a rule" in broken.stderr and len(broken.stderr.strip().splitlines()) == 1

@@ -28,9 +28,12 @@ async def test_wire_fetch_url_returns_the_page_as_markdown(start_wire, web):
     wire = await start_wire([tool_call("f1", "FetchURL", {"url": f"{web.url}/page"}), "text: fetched"])
     await wire.call("initialize", INIT)
     prompt_id = await wire.request("prompt", {"user_input": "fetch it"})
+    request, _ = await wire.next_request()  # FetchURL asks for the host it sends to
+    payload = request["params"]["payload"]
+    assert payload["sender"] == "FetchURL" and payload["session_scope"] == f"`{web.url.split('//')[1]}`"
+    await wire.respond(request["id"], {"request_id": payload["id"], "response": "approve"})
     response, seen = await wire.response(prompt_id)
     assert response["result"] == {"status": "finished"}
-    assert not [m for m in seen if m.get("method") == "request"]  # FetchURL asks nothing
     (result,) = events(seen, "ToolResult")
     value = result["payload"]["return_value"]
     assert not value["is_error"]
@@ -61,7 +64,8 @@ async def test_acp_fetch_card_kind_and_media_card_image(share, project, web):
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "go")
         assert response.stop_reason == "end_turn"
-        assert not agent.recorder.requests("session/request_permission")
+        (asked,) = agent.recorder.requests("session/request_permission")  # FetchURL, for its host
+        assert asked["params"]["toolCall"]["title"].startswith("FetchURL")
         updates = agent.recorder.updates()
         (start,) = [u for u in of_kind(updates, "tool_call") if u["toolCallId"].endswith("f1")]
         assert start["kind"] == "fetch" and start["title"] == f"FetchURL: {web.url}/text"

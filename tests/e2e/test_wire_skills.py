@@ -270,10 +270,16 @@ async def test_add_dir_lets_readfile_and_glob_reach_the_extra_dir(start_wire, tm
     calls = tool_call("g1", "Glob", {"pattern": "docs/*.txt", "directory": str(extra)}) + "\n" + tool_call(
         "r1", "ReadFile", {"path": "../extra/docs/notes.txt"}
     )
-    without = await start_wire([calls, "text: done"], env=home)
-    _, seen = await without.call("prompt", {"user_input": "look"})
-    glob, read = tool_results(seen)
-    assert glob["is_error"] and "outside the workspace" in glob["message"]
+    (work_dir / "tmp").mkdir()  # the system temp dir is read unasked: tmp_path must not be in it
+    without = await start_wire([calls, "text: done"], env={**home, "TMPDIR": str(work_dir / "tmp")})
+    prompt = await without.request("prompt", {"user_input": "look"})
+    request, before = await without.next_request()  # Glob outside the workspace asks
+    payload = request["params"]["payload"]
+    assert payload["sender"] == "Glob" and payload["session_scope"] == f"reads in `{extra}`"
+    await without.respond(request["id"], {"request_id": payload["id"], "response": "reject", "feedback": "no"})
+    _, seen = await without.response(prompt)
+    glob, read = tool_results(before + seen)
+    assert glob["is_error"] and "rejected" in glob["message"]
     assert read["is_error"] and "outside the working directory" in read["message"]
     await without.close()
 

@@ -111,14 +111,15 @@ async def test_rejection_with_feedback_lets_the_model_continue(start_wire, share
 @pytest.mark.smoke
 async def test_approve_for_session_is_remembered_across_turns_and_restarts(start_wire, tmp_path, share_dir, work_dir):
     scripts = [
-        tool_call("a", "Shell", {"command": "echo one"}) + "\n" + tool_call("b", "Shell", {"command": "echo two"}),
+        tool_call("a", "Shell", {"command": "ls -a"}) + "\n" + tool_call("b", "Shell", {"command": "ls -l"}),
         "text: both done",
-        tool_call("c", "Shell", {"command": "echo three"}),
+        tool_call("c", "Shell", {"command": "ls -t"}),
         "text: third done",
     ]
     wire = await start_wire(scripts)
     prompt_id = await wire.request("prompt", {"user_input": "go"})
     request, _ = await wire.next_request()
+    assert request["params"]["payload"]["session_scope"] == "`ls …`"
     await wire.respond(request["id"], {"request_id": request["params"]["payload"]["id"], "response": "approve_for_session"})
     response, seen = await wire.response(prompt_id)
     assert response["result"] == {"status": "finished"}
@@ -130,7 +131,7 @@ async def test_approve_for_session_is_remembered_across_turns_and_restarts(start
     assert len(events(seen, "ToolResult")) == 2
     assert not any(e["payload"]["return_value"]["is_error"] for e in events(seen, "ToolResult"))
     state = json.loads((session_dir(share_dir, work_dir) / "state.json").read_text())
-    assert state["approval"]["auto_approve_actions"] == ["run command"]
+    assert state["approval"]["auto_approve_actions"] == ["run command:ls"]
     response, seen = await wire.call("prompt", {"user_input": "again"})
     assert response["result"] == {"status": "finished"}
     assert not [m for m in seen if m.get("method") == "request"]
@@ -138,7 +139,7 @@ async def test_approve_for_session_is_remembered_across_turns_and_restarts(start
     await wire.close()
 
     # A new process on the same session still has the approval.
-    wire2 = await start_wire([tool_call("d", "Shell", {"command": "echo four"}), "text: fine"], "--session", session_id)
+    wire2 = await start_wire([tool_call("d", "Shell", {"command": "ls"}), "text: fine"], "--session", session_id)
     response, seen = await wire2.call("prompt", {"user_input": "once more"})
     assert response["result"] == {"status": "finished"}
     assert not [m for m in seen if m.get("method") == "request"]

@@ -1,7 +1,7 @@
 """SearchWeb and FetchURL through Kimi's web services, end to end: a real `kimi --wire` process
 configured with `[services.moonshot_search]` / `[services.moonshot_fetch]` pointing at loopback
-stand-ins; the tool call id reaches the service, nothing asks for approval, and the key never
-appears in what the client receives or in the session's files."""
+stand-ins; the tool call id reaches the service, each asks once for the host it sends to (the
+user approves), and the key never appears in what the client receives or in the session's files."""
 
 from __future__ import annotations
 
@@ -41,12 +41,21 @@ def web_config(directory: Path, scripts: list[str], services: dict[str, Any]) ->
 
 
 async def run_turn(start_wire: Any, config: Path) -> list[dict[str, Any]]:
+    """One turn, approving each network request; every one names its host for the session."""
     wire = await start_wire(config=config)
     await wire.call("initialize", INIT)
     prompt_id = await wire.request("prompt", {"user_input": "go"})
-    response, seen = await wire.response(prompt_id)
-    assert response["result"] == {"status": "finished"}
-    assert not [m for m in seen if m.get("method") == "request"]  # neither tool asks
+    seen: list[dict[str, Any]] = []
+    while True:
+        message = await wire.recv()
+        seen.append(message)
+        if message.get("method") == "request":
+            payload = message["params"]["payload"]
+            assert payload["sender"] in ("SearchWeb", "FetchURL") and payload["session_scope"].startswith("`")
+            await wire.respond(message["id"], {"request_id": payload["id"], "response": "approve"})
+        elif message.get("id") == prompt_id and "method" not in message:
+            break
+    assert seen[-1]["result"] == {"status": "finished"}
     return seen
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
 import sys
 
 from click.testing import CliRunner
@@ -121,3 +122,22 @@ def test_test_connects_and_lists_tools() -> None:
     assert "✗ Connection failed:" in bad.output and "refuses to start" in bad.output
     unknown = invoke("test", "nope")
     assert unknown.exit_code == 1 and "not found" in unknown.output
+
+
+def test_concurrent_add_and_remove_processes_all_land() -> None:
+    """Eight `kimi mcp add` and four `kimi mcp remove` processes at once: each read-modify-write of
+    mcp.json holds `mcp.json.lock`, so no process writes back a copy without the others' changes."""
+    path = default_mcp_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"theme": "dark", "mcpServers": {f"old{i}": {"command": "x"} for i in range(4)}}))
+    kimi = [sys.executable, "-m", "kimi_acp", "mcp"]
+    runs = [[*kimi, "add", "--transport", "http", f"s{i}", f"https://mcp.example/{i}"] for i in range(8)]
+    runs += [[*kimi, "remove", f"old{i}"] for i in range(4)]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for argv in runs]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    data = json.loads(path.read_text())
+    assert data["theme"] == "dark"
+    assert sorted(data["mcpServers"]) == [f"s{i}" for i in range(8)]
+    assert data["mcpServers"]["s5"] == {"url": "https://mcp.example/5", "transport": "http"}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kimi_acp.mcp.config import McpClientSettings, RemoteServerConfig, StdioServerConfig
 from kimi_acp.mcp.manager import McpManager
+from kimi_acp.util.secrets import LogRedaction
 
 from .helpers import free_port
 
@@ -18,11 +19,11 @@ ENV_SECRET = "env-secret-9393"
 
 
 async def test_failures_and_sdk_logs_are_redacted(tmp_path: Path) -> None:
-    # A handler on the root logger, where startup/logs.py puts kimi.log's (pytest's caplog would not do:
-    # it also hooks itself onto non-propagating loggers, below our redaction).
+    # A handler on the root logger with the redacting filter, as startup/logs.py puts kimi.log's.
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+    handler.addFilter(LogRedaction())
     root = logging.getLogger()
     old_level = root.level
     root.addHandler(handler)

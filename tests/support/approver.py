@@ -17,11 +17,15 @@ class ApprovalCall:
     action: str
     description: str
     display: list[Any]
+    scope: Any = None
+    warning: str | None = None
 
 
 @dataclass
 class FakeApprover:
-    """Records every request; approves unless told to reject (optionally with feedback)."""
+    """Records every request a user would be asked (not the `needed=False` checks, which only
+    rules could turn into a question: a FakeApprover has none); approves unless told to reject
+    (optionally with feedback)."""
 
     requests: list[ApprovalCall] = field(default_factory=list)
     reject: bool = False
@@ -35,7 +39,12 @@ class FakeApprover:
         action: str,
         description: str,
         display: Sequence[DisplayBlock],
+        scope: Any = None,
+        warning: str | None = None,
+        needed: bool = True,
     ) -> None:
-        self.requests.append(ApprovalCall(tool_call_id, sender, action, description, list(display)))
+        if not needed and warning is None:
+            return
+        self.requests.append(ApprovalCall(tool_call_id, sender, action, description, list(display), scope, warning))
         if self.reject:
             raise ToolRejectedError(self.feedback)

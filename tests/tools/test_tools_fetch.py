@@ -30,7 +30,9 @@ async def test_html_becomes_markdown_without_scripts_or_nav(call: Call, web: Fak
     for gone in ("do-not-show", "color:red", "Nav link", "footer text"):
         assert gone not in out
     assert result.message == "The returned content is the main text content extracted from the page."
-    assert approver.requests == []  # FetchURL never asks (as in Kimi)
+    (asked,) = approver.requests  # unlike Kimi, FetchURL asks per host (the agent's own egress)
+    assert asked.action == "fetch from the network" and asked.scope.values == (web.url.split("//")[1],)
+    assert asked.description == f"Fetch `{web.url}/page`"
 
 
 async def test_plain_text_passes_through(call: Call, web: FakeWebServer) -> None:

@@ -6,10 +6,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from kimi_acp.tools import glob as glob_module
+from kimi_acp.tools.actions import READ_OUTSIDE_ACTION
+from kimi_acp.tools.base import ToolRejectedError
 from kimi_acp.tools.glob import Glob
 
 if TYPE_CHECKING:
-    from .conftest import Call
+    from .conftest import Call, FakeApprover
 
 
 @pytest.fixture
@@ -57,9 +59,18 @@ async def test_double_star_rejected_with_listing(call: Call, tree: Path) -> None
     assert result.message.endswith(".hidden.py\nREADME.md\nsrc/")
 
 
-async def test_outside_workspace(call: Call, tree: Path) -> None:
+async def test_outside_workspace_asks_per_directory(
+    call: Call, tree: Path, approver: FakeApprover, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tree / "tmp"))  # the test's dirs are in the real one
+    approver.reject = True
+    with pytest.raises(ToolRejectedError):
+        await call(Glob(), pattern="*", directory=str(tree.parent))
+    (asked,) = approver.requests
+    assert asked.action == READ_OUTSIDE_ACTION and asked.scope.values == (str(tree.parent),)
+    approver.reject = False
     result = await call(Glob(), pattern="*", directory=str(tree.parent))
-    assert result.is_error and "outside the workspace" in result.message
+    assert not result.is_error and result.output == "project"
 
 
 async def test_missing_directory_and_no_matches(call: Call, tree: Path) -> None:

@@ -8,7 +8,8 @@ import pydantic
 import pytest
 
 from kimi_acp.tools.base import ToolContext
-from kimi_acp.tools.grep import Grep, glob_to_regex
+from kimi_acp.tools.grep import Grep
+from kimi_acp.util.globs import glob_to_regex
 
 if TYPE_CHECKING:
     from .conftest import Call

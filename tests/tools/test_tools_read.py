@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING
 import pydantic
 import pytest
 
-from kimi_acp.tools.read import ReadFile, is_sensitive
+from kimi_acp.permissions.sensitive import sensitive_reason
+from kimi_acp.tools.base import ToolRejectedError
+from kimi_acp.tools.read import ReadFile
 
 if TYPE_CHECKING:
     from .conftest import Call, FakeApprover
@@ -135,29 +137,39 @@ async def test_media_refused(call: Call, work_dir: Path, name: str, kind: str) -
         ".kimi/credentials/kimi-code.json",
     ],
 )
-async def test_sensitive_refused(call: Call, work_dir: Path, rel: str) -> None:
+async def test_sensitive_asks_for_that_file_with_a_warning(call: Call, work_dir: Path, approver: FakeApprover, rel: str) -> None:
     path = work_dir / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("SECRET=1\n")
+    approver.reject = True
+    with pytest.raises(ToolRejectedError):
+        await call(ReadFile(), path=rel)
+    (asked,) = approver.requests
+    assert asked.warning and "holds credentials" in asked.warning and asked.scope is None
+    approver.reject = False
     result = await call(ReadFile(), path=rel)
-    assert result.is_error and "secrets" in result.message
-    assert "SECRET" not in str(result.output)
+    assert not result.is_error and "SECRET" in str(result.output)  # the user approved this one file
 
 
 @pytest.mark.parametrize(
     "name", [".env.example", ".env.sample", ".env.template", "id_rsa.pub", "environment.py"]
 )
 def test_not_sensitive(name: str) -> None:
-    assert not is_sensitive(Path("/x") / name)
+    assert sensitive_reason(Path("/x") / name) is None
 
 
-async def test_relative_escape_refused_absolute_allowed(call: Call, work_dir: Path) -> None:
+async def test_relative_escape_refused_absolute_allowed(
+    call: Call, work_dir: Path, approver: FakeApprover, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(work_dir / "tmp"))  # the test's dirs are in the real one
     outside = work_dir.parent / "outside.txt"
     outside.write_text("far away\n")
     result = await call(ReadFile(), path="../outside.txt")
     assert result.is_error and "absolute path" in result.message
     result = await call(ReadFile(), path=str(outside))
     assert not result.is_error and result.output == "     1\tfar away\n"
+    (asked,) = approver.requests  # outside the workspace: asked, per directory
+    assert asked.scope.values == (str(outside.parent),)
 
 
 async def test_relative_path_with_dotdot_staying_inside(call: Call, work_dir: Path) -> None:
@@ -208,3 +220,17 @@ async def test_truncated_count_is_of_shown_lines(call: Call, work_dir: Path) -> 
         f"Read {shown} lines (1-{shown}) of 100. {shown} line(s) longer than 2000 characters were truncated. "
         f"Output was truncated at 100 KiB. Use line_offset={shown + 1} to continue."
     )
+
+
+async def test_a_link_named_like_a_note_to_a_credentials_file_asks(call: Call, work_dir: Path, approver: FakeApprover) -> None:
+    secret = work_dir.parent / "elsewhere" / ".env"
+    secret.parent.mkdir()
+    secret.write_text("TOKEN=xyz\n")
+    (work_dir / "notes.txt").symlink_to(secret)
+    refused = await call(ReadFile(), path="notes.txt")  # relative, leading out: refused before anything
+    assert refused.is_error and "symbolic link" in refused.message and "TOKEN" not in str(refused.output)
+    approver.reject = True
+    with pytest.raises(ToolRejectedError):
+        await call(ReadFile(), path=str(work_dir / "notes.txt"))
+    (asked,) = approver.requests
+    assert asked.warning and "environment file" in asked.warning

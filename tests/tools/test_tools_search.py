@@ -52,7 +52,8 @@ async def test_request_shape_and_headers(call: Call, services: FakeWebServices, 
     assert request.headers["x-msh-tool-call-id"] == "call-1"  # the ctx fixture's tool call id
     assert request.headers["x-team"] == "blue"
     assert request.headers["user-agent"] == "custom/1"  # custom headers win, as in Kimi
-    assert approver.requests == []  # SearchWeb never asks (as in Kimi)
+    (asked,) = approver.requests  # unlike Kimi, the query leaving the machine asks, per host
+    assert asked.scope.values == (services.url.split("//")[1],) and "widgets" in asked.description
 
 
 async def test_defaults_and_our_user_agent(call: Call, services: FakeWebServices) -> None:

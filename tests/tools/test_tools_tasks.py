@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 @pytest.fixture
 async def table(tmp_path: Path) -> AsyncIterator[TaskTable]:
+    (tmp_path / "session").mkdir()  # the session folder exists (sessions.create); the table makes only tasks/
     t = TaskTable(tmp_path / "session" / "tasks")
     yield t
     await t.aclose()
@@ -180,6 +181,7 @@ async def test_a_task_whose_process_died_is_lost_and_one_running_elsewhere_is_le
     tmp_path: Path, tctx: ToolContext, approver: FakeApprover
 ) -> None:
     directory = tmp_path / "other" / "tasks"
+    directory.parent.mkdir()  # the other process's session folder
     marker = sleep_marker()
     script = (
         "import asyncio, sys\n"

@@ -20,14 +20,15 @@ class State:
 @pytest.mark.parametrize(
     ("arguments", "approved", "expected"),
     [
-        ({"command": "ls"}, {"run command"}, True),
-        ({"command": "ls", "run_in_background": False}, {"run command"}, True),
-        ({"command": "ls", "run_in_background": True}, {"run command"}, False),
-        ({"command": "ls", "run_in_background": True}, {"run background command"}, True),
-        ({"command": "ls"}, {"run background command"}, False),
-        ({"command": "ls", "run_in_background": "yes"}, {"run command"}, False),  # unclear: may be either
-        (None, {"run command"}, False),
-        (None, {"run command", "run background command"}, True),
+        ({"command": "ls -l"}, {"run command:ls"}, True),
+        ({"command": "ls", "run_in_background": False}, {"run command:ls"}, True),
+        ({"command": "ls", "run_in_background": True}, {"run command:ls"}, False),
+        ({"command": "ls", "run_in_background": True}, {"run background command:ls"}, True),
+        ({"command": "ls"}, {"run background command:ls"}, False),
+        ({"command": "ls", "run_in_background": "yes"}, {"run command:ls"}, False),  # unclear: may be either
+        ({"command": "ls"}, {"run command"}, False),  # a bare action of an older version covers nothing
+        ({"command": "rm x"}, {"run command:ls"}, False),
+        (None, {"run command:ls", "run background command:ls"}, False),  # which command: not known yet
     ],
 )
 def test_shell_runs_unasked_only_when_its_own_action_is_approved(arguments, approved, expected):
@@ -37,7 +38,8 @@ def test_shell_runs_unasked_only_when_its_own_action_is_approved(arguments, appr
 def test_approval_actions_of_other_tools_ignore_arguments():
     assert approval_actions("TaskStop", {"task_id": "bash-1"}) == {"stop background task"}
     assert approval_actions("SomeMcpTool", {}) is None
-    assert runs_unasked("SearchWeb", None) and runs_unasked("FetchURL", None)
+    assert not runs_unasked("SearchWeb", None) and not runs_unasked("FetchURL", None)  # they ask per host
+    assert runs_unasked("ReadFile", None)  # asks only now and then: the card shows it running
 
 
 def _result(*blocks, output="model text", is_error=False) -> ToolReturnValue:

@@ -277,7 +277,7 @@ class Rejecter:
         self.feedback = feedback
         self.calls: list[str] = []
 
-    async def request(self, *, tool_call_id: str, sender: str, action: str, description: str, display: Any) -> None:
+    async def request(self, *, tool_call_id: str, sender: str, action: str, description: str, display: Any, **_: Any) -> None:
         self.calls.append(f"{sender}:{action}")
         raise ToolRejectedError(self.feedback)
 

@@ -362,3 +362,36 @@ def test_unknown_state_keys_are_preserved_on_rewrite(work_dir: Path) -> None:
     assert data["approval"]["future"] == "x"
     assert data["todos"] == [{"title": "t", "status": "done"}]
     assert data["work_dir"] == str(work_dir)
+
+
+def test_concurrent_processes_creating_sessions_keep_every_work_dir_in_kimi_json(share: Path, tmp_path: Path) -> None:
+    """Six processes create sessions at the same moment, each in work dirs of its own: every
+    read-modify-write of kimi.json holds `kimi.json.lock`, so no work dir (or last session) is lost."""
+    import subprocess
+    import sys
+    import textwrap
+
+    go = tmp_path / "go"
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        from pathlib import Path
+        from kimi_acp import sessions
+        worker = sys.argv[1]
+        while not Path({str(go)!r}).exists():
+            time.sleep(0.005)
+        for n in range(12):
+            work_dir = Path({str(tmp_path)!r}) / f"w{{worker}}-{{n}}"
+            work_dir.mkdir()
+            session = sessions.create(work_dir)
+            sessions.set_last_session_id(work_dir, session.id)
+        """
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(i)], stderr=subprocess.PIPE, text=True) for i in range(6)]
+    go.touch()
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    entries = json.loads((share / "kimi.json").read_text())["work_dirs"]
+    assert sorted(Path(e["path"]).name for e in entries) == sorted(f"w{i}-{n}" for i in range(6) for n in range(12))
+    assert all(e["last_session_id"] for e in entries)

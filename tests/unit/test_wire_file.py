@@ -34,7 +34,8 @@ def call(call_id: str, name: str, arguments: str | None) -> ToolCall:
 
 
 def test_first_line_is_metadata_and_records_have_timestamp_and_envelope(tmp_path: Path) -> None:
-    path = tmp_path / "s" / "wire.jsonl"  # parent created on first write
+    path = tmp_path / "s" / "wire.jsonl"
+    path.parent.mkdir()  # the session folder: sessions.create makes it, the recorder never does
     recorder = WireRecorder(path)
     recorder.record(TurnBegin(user_input="héllo"))
     recorder.record(StepBegin(n=1))

@@ -59,7 +59,7 @@ def test_the_page_drives_a_session(start_web: StartWeb, browser_page: Any, work_
     expect(write.get_by_test_id("diff")).to_contain_text("Written from the browser.")
     if target := os.environ.get("KIMI_WEB_SCREENSHOT"):
         page.screenshot(path=target)
-    write.get_by_role("button", name="Approve for session").click()
+    write.get_by_role("button", name="Always allow edits of files in the workspace in this session").click()
     expect(page.get_by_test_id("answer").last).to_have_text("Wrote notes.md.")
     expect(page.locator("#state")).to_have_text("idle")
     assert (work_dir / "notes.md").read_text(encoding="utf-8").endswith("Written from the browser.\n")

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from ...tools.actions import (
     EDIT_ACTION,
     EDIT_OUTSIDE_ACTION,
+    FETCH_ACTION,
     HIDE_OUTPUT_TYPE,
     RUN_ACTION,
     RUN_BACKGROUND_ACTION,
@@ -64,11 +65,13 @@ KEY_ARGUMENT = {
 }
 PATH_ARGUMENTS = {"ReadFile": "path", "ReadMediaFile": "path", "WriteFile": "path", "StrReplaceFile": "path", "Glob": "directory", "Grep": "path"}
 PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
-# Tools that never ask for approval: their card may say `in_progress` as soon as they start. Every
-# other tool (Shell, WriteFile, StrReplaceFile, any tool added later) stays `pending` until it is
-# approved, so a card never says "running" while the user is still being asked.
+# Tools that ask for approval only now and then (the readers: outside the workspace, a file holding
+# credentials) or never: their card may say `in_progress` as soon as they start (a read that does
+# ask puts the card back to `pending` with the permission request). Every other tool (Shell,
+# WriteFile, StrReplaceFile, FetchURL, any tool added later) stays `pending` until it is approved,
+# so a card never says "running" while the user is still being asked.
 RUNS_WITHOUT_APPROVAL = frozenset(
-    {"Agent", "ReadFile", "ReadMediaFile", "Glob", "Grep", "FetchURL", "SearchWeb", "SetTodoList", "AskUserQuestion",
+    {"Agent", "ReadFile", "ReadMediaFile", "Glob", "Grep", "SetTodoList", "AskUserQuestion",
      "EnterPlanMode", "ExitPlanMode", "TaskList", "TaskOutput"}
 )
 # The approval actions each asking tool may use (tools/shell.py, tools/write.py, tools/replace.py);
@@ -78,6 +81,8 @@ APPROVAL_ACTIONS = {
     "TaskStop": frozenset({"stop background task"}),  # tools/tasks.py STOP_ACTION
     "WriteFile": frozenset({EDIT_ACTION, EDIT_OUTSIDE_ACTION}),
     "StrReplaceFile": frozenset({EDIT_ACTION, EDIT_OUTSIDE_ACTION}),
+    "FetchURL": frozenset({FETCH_ACTION}),
+    "SearchWeb": frozenset({FETCH_ACTION}),
 }
 VERBATIM_OUTPUT = frozenset({"Shell", "ReadFile", "TaskOutput"})
 # Tools whose output is written for the model (the plan tools: instructions, the approved plan in
@@ -193,6 +198,14 @@ def runs_unasked(name: str, approvals: ApprovalState | None, arguments: dict[str
     if approvals.yolo or getattr(approvals, "afk", False):  # afk approves everything too
         return True
     actions = approval_actions(name, arguments)
+    if name == "Shell":  # approved for the session per command prefix: the command must be known
+        command = (arguments or {}).get("command")
+        if actions is None or len(actions) != 1 or not isinstance(command, str):
+            return False
+        from ...permissions.scope import command_scope
+
+        (action,) = actions
+        return command_scope(action, command).covered_by(approvals.session_actions)
     # An edit's action depends on where the path is; only when every action it may use is
     # approved for the session is it sure not to ask.
     return actions is not None and actions <= approvals.session_actions

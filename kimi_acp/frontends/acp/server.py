@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-import shutil
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,10 +20,13 @@ from acp import RequestError
 
 from ... import sessions
 from ...config import ConfigError, LoadedConfig, load_config, resolve_model
+from ...core.errors import SessionBusy, SessionDeleted
+from ...core.session_lock import TurnLock
 from ...errors import AgentFileError
 from ...root_core import build_root_core
+from ...util.fs import copy_private
 from ...util.share_dir import mcp_file_may_list_servers
-from .errors import auth_required, internal_error, invalid_params, session_not_found
+from .errors import auth_required, internal_error, invalid_params, session_busy, session_not_found
 from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
 from .kaos import AcpKaos, ClientCapabilities
 from .options import OptionError, apply_mode, apply_option, config_options, modes_state
@@ -165,7 +168,7 @@ class AcpServer:
         for name in ("context.jsonl", "wire.jsonl"):
             src = original.dir / name
             if src.exists():
-                shutil.copyfile(src, fork.dir / name)
+                copy_private(src, fork.dir / name)  # 0600, as the session's own files
         fork.state = original.state.model_copy(deep=True)
         title = original.state.custom_title or original.title()
         fork.state.custom_title = f"{title} (fork)" if title != "Untitled" else None
@@ -183,19 +186,40 @@ class AcpServer:
         return {}
 
     async def delete_session(self, session_id: str) -> dict[str, Any]:
-        """`session/delete` (routed by guard.py: the SDK 0.12.1 has no route for it)."""
-        acp_session = self.sessions.pop(session_id, None)
-        if acp_session is not None:
-            await acp_session.close()  # ends a running turn first; its prompt answers `cancelled`
-            stored: sessions.Session | None = acp_session.core.session
-        else:
-            stored = sessions.find_by_id(session_id)
+        """`session/delete` (routed by guard.py: the SDK 0.12.1 has no route for it).
+
+        Deleting takes the session's turn lock, so a turn running in another process is never cut
+        off (its writers would find the folder gone): that is refused, naming the process."""
+        acp_session = self.sessions.get(session_id)
+        stored = acp_session.core.session if acp_session is not None else sessions.find_by_id(session_id)
         if stored is None or not stored.dir.is_dir():
             raise session_not_found(session_id)
+        lock = TurnLock(stored.dir)
         try:
+            lock.acquire()
+        except SessionBusy as busy:
+            if acp_session is None or busy.holder != os.getpid():
+                raise _delete_busy(busy.holder) from None
+            self.sessions.pop(session_id, None)
+            await acp_session.close()  # our own turn: ended first; its prompt answers `cancelled`
+            acp_session = None
+            try:
+                lock.acquire()
+            except SessionBusy as still:
+                raise _delete_busy(still.holder) from None
+        except SessionDeleted:
+            raise session_not_found(session_id) from None
+        try:
+            self.sessions.pop(session_id, None)
+            if acp_session is not None:
+                await acp_session.close()
+            if sys.platform == "win32":  # pragma: no cover - a folder with an open file cannot be renamed there
+                lock.release()
             sessions.delete(stored)
         except OSError as exc:
             raise internal_error("Could not delete the session", exc.strerror or str(exc)) from None
+        finally:
+            lock.release()
         return {}
 
     def check_session_params(self, method: str, params: dict[str, Any]) -> None:
@@ -392,7 +416,7 @@ def _mcp_servers_checked(raw: Any) -> None:
     try:
         parse_acp_servers(raw)
     except McpConfigError as exc:
-        raise RequestError(-32602, f"Invalid params: {exc}", {"mcpServers": str(exc)}) from None
+        raise RequestError(-32602, f"Invalid params: {exc}", {"details": f"Invalid params: {exc}", "mcpServers": str(exc)}) from None
 
 
 def _mcp_servers(mcp_servers: Any) -> ResolvedServers | None:
@@ -405,11 +429,18 @@ def _mcp_servers(mcp_servers: Any) -> ResolvedServers | None:
     try:
         return resolve_servers(session=mcp_servers)
     except McpConfigError as exc:
-        raise RequestError(-32602, f"Invalid params: {exc}", {"mcpServers": str(exc)}) from None
+        raise RequestError(-32602, f"Invalid params: {exc}", {"details": f"Invalid params: {exc}", "mcpServers": str(exc)}) from None
 
 
 def _encode_cursor(offset: int) -> str:
     return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
+
+
+def _delete_busy(holder: int | None) -> RequestError:
+    """`session/delete` refused: another process is running a turn of the session."""
+    where = f"another kimi process (pid {holder})" if holder else "another kimi process"
+    message = f"Cannot delete this session: it is running a turn in {where}. Wait for that turn to end, then delete it."
+    return session_busy(message, holder)
 
 
 def _decode_cursor(cursor: str | None) -> int:

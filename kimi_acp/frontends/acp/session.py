@@ -21,7 +21,7 @@ from acp import RequestError
 from acp.schema import PermissionOption, ToolCallUpdate
 
 from ...core.agent_core import AgentCore, ModeChanged, TitleChanged
-from ...core.errors import LLMNotSet, LLMNotSupported, SessionBusy
+from ...core.errors import LLMNotSet, LLMNotSupported, SessionBusy, SessionDeleted
 from ...core.slash import acp_entries
 from ...core.turn import CommandsChanged
 from ...errors import SignInRequired
@@ -40,7 +40,7 @@ from ...wire.types import (
 )
 from . import questions
 from .convert import prompt_to_user_input
-from .errors import auth_required, internal_error, invalid_params, session_busy
+from .errors import auth_required, internal_error, invalid_params, session_busy, session_not_found
 from .handshake import auth_methods
 from .options import config_options, current_mode
 from .updates import Update, UpdateMapper
@@ -48,11 +48,16 @@ from .updates import Update, UpdateMapper
 log = logging.getLogger(__name__)
 
 STOP_REASONS = {"finished": "end_turn", "cancelled": "cancelled", "max_steps_reached": "max_turn_requests"}
-PERMISSION_OPTIONS = [
-    {"optionId": "approve", "name": "Approve once", "kind": "allow_once"},
-    {"optionId": "approve_for_session", "name": "Approve for this session", "kind": "allow_always"},
-    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-]
+def permission_options(request: ApprovalRequest) -> list[dict[str, str]]:
+    """The choices of a permission dialog. "Always allow" names exactly what it covers and is not
+    offered when nothing may be remembered (a file holding credentials, a protected path, a
+    command line that cannot be judged word by word, an `ask` rule)."""
+    options = [{"optionId": "approve", "name": "Approve once", "kind": "allow_once"}]
+    if request.session_scope:
+        name = f"Always allow {request.session_scope} in this session"
+        options.append({"optionId": "approve_for_session", "name": name, "kind": "allow_always"})
+    options.append({"optionId": "reject", "name": "Reject", "kind": "reject_once"})
+    return options
 
 
 class SessionHost(Protocol):
@@ -203,7 +208,7 @@ class AcpSession:
             response = await self.server.connection.request_permission(
                 session_id=self.id,
                 tool_call=ToolCallUpdate.model_validate(self._mapper.permission_tool_call(request)),
-                options=[PermissionOption.model_validate(o) for o in PERMISSION_OPTIONS],
+                options=[PermissionOption.model_validate(o) for o in permission_options(request)],
             )
             outcome = response.outcome
             if getattr(outcome, "outcome", None) == "selected":
@@ -253,6 +258,8 @@ class AcpSession:
             return auth_required(str(exc), auth_methods(self.server.client_capabilities_raw))
         if isinstance(exc, SessionBusy):  # another process (kimi web, a second IDE) runs a turn of it
             return session_busy(str(exc), exc.holder)
+        if isinstance(exc, SessionDeleted):  # another process deleted it while this one had it open
+            return session_not_found(self.id)
         message = str(exc) or type(exc).__name__
         if isinstance(exc, ChatProviderError):
             if self._mapper.shown_output:

@@ -274,6 +274,8 @@ class UpdateMapper:
             tasks = [b for b in request.display if isinstance(b, BackgroundTaskDisplayBlock)]
             if tasks:  # TaskStop: which task, in the words of its card
                 content.append(text_content(task_lines(tasks)))
+        if request.warning:  # a file holding credentials, a protected path: said first
+            content.insert(0, text_content(f"**Warning:** {request.warning}"))
         return {
             "toolCallId": self.acp_id(key),
             "title": call.title if call and call.title else request.description,

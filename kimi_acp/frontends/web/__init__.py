@@ -72,7 +72,7 @@ def serve(
     async def on_shutdown() -> None:
         await hub.close()
 
-    app = create_app(hub, token)
+    app = create_app(hub, token, bound_host=host, port=bound_port)
     config = uvicorn.Config(
         _with_shutdown(app, on_shutdown), log_level="warning", access_log=False, lifespan="on",
         timeout_graceful_shutdown=2, log_config=None,

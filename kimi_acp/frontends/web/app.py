@@ -2,7 +2,9 @@
 
 Every request must carry the server's random token (`?token=` or the `X-Kimi-Token` header), so
 neither another local user nor a web page in the same browser can drive the agent; without it the
-answer is 401, with a wrong one 403. Responses forbid framing and send no Referer.
+answer is 401, with a wrong one 403. Before that, a request whose Host header is not the server's
+own address is refused with 403 (DNS rebinding, `host_check.py`). Responses forbid framing and
+send no Referer.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .host_check import HostGuard
 from .hub import Driver, Hub, WebError
 
 log = logging.getLogger(__name__)
@@ -73,7 +76,7 @@ def _asset(name: str) -> str:
     return resources.files("kimi_acp.frontends.web").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def create_app(hub: Hub, token: str) -> ASGIApp:
+def create_app(hub: Hub, token: str, *, bound_host: str, port: int) -> ASGIApp:
     page = _asset("index.html").replace("__TOKEN__", token)
     assets = {name: _asset(name) for name in ASSETS}
 
@@ -164,7 +167,7 @@ def create_app(hub: Hub, token: str) -> ASGIApp:
         Route("/api/sessions/{session_id}/{action}", control, methods=["POST"]),
     ]
     app = Starlette(routes=routes)
-    return TokenGuard(app, token)
+    return HostGuard(TokenGuard(app, token), bound_host=bound_host, port=port)
 
 
 def _driver(hub: Hub, request: Request) -> Driver | Response:

@@ -207,6 +207,7 @@ function approvalCard(req) {
   const card = el("div", "request approval");
   card.dataset.testid = "approval";
   card.append(el("div", "request-title", `${req.sender} wants to ${req.action}`), el("div", "request-body", req.description));
+  if (req.warning) card.append(el("div", "request-warning", `Warning: ${req.warning}`));
   const display = el("div", "tool-display");
   renderDisplay(display, req.display);
   const feedback = el("input", "feedback");
@@ -216,7 +217,12 @@ function approvalCard(req) {
     api(`/api/sessions/${state.session}/approval`, { request_id: req.id, response, feedback: feedback.value })
       .then(() => closeRequest(req.id, response)).catch((e) => showError(e.message));
   };
-  for (const [label, response] of [["Approve", "approve"], ["Approve for session", "approve_for_session"], ["Reject", "reject"]]) {
+  const choices = [["Approve", "approve"]];
+  // "for session" covers exactly what the server says (a command prefix, a directory, a host), and
+  // is not offered when nothing may be remembered (credentials, protected paths).
+  if (req.session_scope) choices.push([`Always allow ${req.session_scope} in this session`, "approve_for_session"]);
+  choices.push(["Reject", "reject"]);
+  for (const [label, response] of choices) {
     const b = el("button", response, label);
     b.type = "button";
     b.onclick = answer(response);

@@ -1,0 +1,57 @@
+"""Paths whose change outlives the session: always asked about, with a warning.
+
+A write to the agent's own config can add a `[[hooks]]` command or `default_yolo = true`; a line
+in `~/.bashrc` runs in every new shell; `.git/hooks/` and `.git/config` (`core.fsmonitor`,
+filters) run code at the next git command; `~/.ssh/authorized_keys` lets someone in. So a write
+there is never covered by "approve for this session", an allow rule or yolo, and is refused under
+`--afk`. Decided on the path as typed and on where it really leads.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..util.share_dir import share_dir
+from .paths import relative_within, typed_and_real
+
+SHELL_START_FILES = frozenset(
+    {
+        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
+        ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".inputrc",
+        ".config/fish/config.fish", ".config/fish/conf.d", ".config/environment.d", ".pam_environment",
+        ".xprofile", ".xsessionrc", ".config/autostart",
+    }
+)  # fmt: skip
+
+
+def protected_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why writing `path` has lasting effects ("a shell start-up file", ...), else None."""
+    for candidate in typed_and_real(path):
+        reason = _reason(candidate)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _reason(path: Path) -> str | None:
+    if relative_within(path, share_dir()) is not None:
+        return "the agent's own configuration (its hooks, approvals and keys live there)"
+    home = relative_within(path, Path.home())
+    if home is not None:
+        text = home.as_posix()
+        if any(text == entry or text.startswith(entry + "/") for entry in SHELL_START_FILES):
+            return "a shell start-up file: what it says runs in every new shell"
+        if text == ".local/bin" or text.startswith(".local/bin/"):
+            return "a directory on your PATH: what is put there may run instead of a command you call"
+        if text == ".ssh" or text.startswith(".ssh/"):
+            return "SSH keys and who may log in"
+        if text == ".gitconfig" or text.startswith(".config/git/"):
+            return "your git configuration: it can run programs at every git command"
+    parts = path.parts
+    for index, part in enumerate(parts[:-1]):
+        if part == ".git" and parts[index + 1] == "hooks":
+            return "a git hook: it runs at the next git command"
+    if len(parts) >= 2 and parts[-2] == ".git" and parts[-1] == "config":
+        return "a repository's git configuration: it can run programs at every git command"
+    return None

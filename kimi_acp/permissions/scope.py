@@ -1,0 +1,104 @@
+"""What "approve for this session" covers: exactly what the card showed, nothing more.
+
+- a command line: the prefix of each of its simple commands (`git status`, `npm test`); a later
+  line is covered when every one of its commands starts with an approved prefix;
+- a directory (edits or reads outside the workspace): the directory of the file on the card and
+  what is below it, never a sibling; a file directly in the home directory or `/` covers only
+  itself (approving `~/notes.txt` must not approve `~/.bashrc`'s siblings);
+- a host (FetchURL, SearchWeb): that host and port;
+- a whole action (in-workspace edits, one MCP or plugin tool, stopping tasks).
+
+A scope is remembered in `state.json` (`approval.auto_approve_actions`, Kimi Code CLI's list) as
+`"<action>:<value>"`; the bare actions earlier versions stored for commands and outside edits
+("run command") cover nothing any more, so such a session asks again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from .paths import relative_within, typed_and_real
+from .shell_words import CommandLine, command_prefix, split_command, starts_with
+
+Kind = Literal["command", "directory", "file", "host", "action"]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one approval is about (`subject`), and what approving it for the session would cover."""
+
+    action: str
+    kind: Kind
+    values: tuple[str, ...]  # command prefixes (space-joined), a directory, a file, a host, or ()
+    label: str  # for "Always allow {label} in this session"
+    line: CommandLine | None = None  # the command line, for kind == "command"
+    path: Path | None = None  # the file the call is about (for the rules too)
+    rule_name: str | None = None  # the name `[permissions]` rules know the tool by, when not its own
+
+    @property
+    def remembers(self) -> bool:
+        """Whether "approve for this session" can remember anything (an opaque command cannot)."""
+        return not (self.line is not None and self.line.opaque)
+
+    def keys(self) -> list[str]:
+        """The entries `state.json` keeps when this is approved for the session."""
+        if self.kind == "action":
+            return [self.action]
+        return [f"{self.action}:{value}" for value in self.values]
+
+    def covered_by(self, approved: Iterable[str]) -> bool:
+        """Whether what was approved for the session covers this request."""
+        mine = [entry[len(self.action) + 1 :] for entry in approved if entry.startswith(self.action + ":")]
+        if self.kind == "action":
+            return self.action in approved
+        if self.kind == "command":
+            if self.line is None or self.line.opaque:
+                return False
+            prefixes = [tuple(entry.split(" ")) for entry in mine]
+            return all(any(starts_with(words, p) for p in prefixes) for words in self.line.commands)
+        if self.kind == "host":
+            return bool(self.values) and self.values[0] in mine
+        if self.path is None:
+            return False
+        for candidate in typed_and_real(self.path):
+            for entry in mine:
+                if entry.startswith(FILE_MARK):
+                    if entry[len(FILE_MARK) :] == str(candidate):
+                        return True
+                elif relative_within(candidate, Path(entry)) is not None:
+                    return True
+        return False
+
+
+FILE_MARK = "file="  # a remembered single file, as opposed to a directory
+
+
+def command_scope(action: str, command: str) -> Scope:
+    line = split_command(command)
+    prefixes = tuple(dict.fromkeys(" ".join(command_prefix(words)) for words in line.commands))
+    label = " and ".join(f"`{p} …`" for p in prefixes) if prefixes else f"`{command}`"
+    return Scope(action, "command", prefixes, label, line=line)
+
+
+def path_scope(action: str, path: Path, what: str = "files", *, directory: bool = False) -> Scope:
+    """The directory of the file `path` (or `path` itself, a `directory`) and what is below it; a
+    single file where that would be the home directory or `/`."""
+    folder = Path(os.path.abspath(path))
+    if not directory:
+        folder = folder.parent
+    if folder in (Path(os.path.abspath(Path.home())), Path(folder.anchor)) and not directory:
+        return Scope(action, "file", (f"{FILE_MARK}{os.path.abspath(path)}",), f"`{path}`", path=path)
+    return Scope(action, "directory", (str(folder),), f"{what} in `{folder}`", path=path)
+
+
+def host_scope(action: str, host: str) -> Scope:
+    return Scope(action, "host", (host,), f"`{host}`")
+
+
+def action_scope(action: str, label: str | None = None, path: Path | None = None, rule_name: str | None = None) -> Scope:
+    """The whole action; `path`, when the call is about a file, for the rules to match."""
+    return Scope(action, "action", (), label or f"`{action}`", path=path, rule_name=rule_name)

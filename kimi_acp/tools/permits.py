@@ -1,0 +1,83 @@
+"""How the built-in tools ask before they read, write or reach the network (kimi_acp/permissions).
+
+- A read of a file holding credentials asks for that one file, with a warning; a read outside
+  the workspace (work dir, additional dirs, skill dirs, the plan file, the temp dir) asks, and
+  "approve for this session" covers that directory; any other read runs unless a rule says
+  otherwise.
+- An edit inside the workspace asks ("approve for this session": every in-workspace edit); one
+  outside asks per directory; a protected path always asks, with a warning.
+- A fetch or web search asks per host.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..permissions.protected import protected_reason
+from ..permissions.scope import action_scope, host_scope, path_scope
+from ..permissions.sensitive import sensitive_reason
+from ..wire.types import DisplayBlock
+from .actions import (
+    EDIT_ACTION,
+    EDIT_OUTSIDE_ACTION,
+    FETCH_ACTION,
+    READ_OUTSIDE_ACTION,
+    READ_SENSITIVE_ACTION,
+)
+from .base import ToolContext, real_path
+
+
+def read_warning(path: Path) -> str | None:
+    """The warning a read of `path` always asks with, or None."""
+    reason = sensitive_reason(path)
+    if reason is None:
+        return None
+    return f"`{path}` holds credentials ({reason}). Approving sends its content to the model."
+
+
+async def permit_read(ctx: ToolContext, path: Path, *, what: str = "Read") -> None:
+    """Before a tool returns the content of `path` (a file or a directory searched): ask when it
+    holds credentials or lies outside where the agent reads freely. Raises as `ctx.approve` does."""
+    warning = read_warning(path)
+    if warning is not None:
+        await ctx.approve(action=READ_SENSITIVE_ACTION, description=f"{what} `{path}`", warning=warning)
+        return
+    inside = ctx.may_read(path)
+    scope = path_scope(READ_OUTSIDE_ACTION, path, "reads", directory=_is_dir(path))
+    await ctx.approve(
+        action=READ_OUTSIDE_ACTION, description=f"{what} `{path}` (outside the workspace)", scope=scope, needed=not inside
+    )
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+async def permit_edit(ctx: ToolContext, path: Path, description: str, display: list[DisplayBlock]) -> None:
+    """Before a file changes: in the workspace, outside it (per directory), or protected (always)."""
+    reason = protected_reason(path)
+    warning = f"`{path}` is {reason}." if reason is not None else None
+    if ctx.in_workspace(path):
+        scope = action_scope(EDIT_ACTION, "edits of files in the workspace", path=path)
+        action = EDIT_ACTION
+    else:
+        action = EDIT_OUTSIDE_ACTION
+        scope = path_scope(EDIT_OUTSIDE_ACTION, real_path(path), "edits of files")
+    await ctx.approve(action=action, description=description, display=display, scope=scope, warning=warning)
+
+
+def url_host(url: str) -> str:
+    """`host[:port]` of a URL, as a fetch card names it."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+async def permit_fetch(ctx: ToolContext, url: str, description: str) -> None:
+    """Before the agent's own tools send anything to `url`'s host."""
+    host = url_host(url)
+    await ctx.approve(action=FETCH_ACTION, description=description, scope=host_scope(FETCH_ACTION, host))

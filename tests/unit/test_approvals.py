@@ -1,0 +1,142 @@
+"""core/approvals.py with scopes, warnings and rules: what asks, what runs, what a session approval
+remembers, what is refused (the order in kimi_acp/permissions/__init__.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kimi_acp import sessions
+from kimi_acp.config import load_config
+from kimi_acp.core.approvals import Approvals
+from kimi_acp.errors import PermissionDenied
+from kimi_acp.permissions.rules import Rules
+from kimi_acp.permissions.scope import Scope, command_scope, path_scope
+from kimi_acp.tools.base import ToolRejectedError
+from kimi_acp.wire.types import ApprovalRequest, ApprovalResponse
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> sessions.Session:
+    work_dir = tmp_path / "work"
+    work_dir.mkdir()
+    return sessions.create(work_dir)
+
+
+class Asker:
+    """Approvals whose requests are answered by a script of answers, recording what was asked."""
+
+    def __init__(self, session: sessions.Session, answers: list[str] | None = None, rules: str = "") -> None:
+        self.sent: list[Any] = []
+        self.answers = list(answers or [])
+        self.approvals = Approvals(session, self._send)
+        if rules:
+            self.approvals.rules = Rules.from_config(load_config(config_text=rules).config)
+
+    def _send(self, message: Any) -> None:
+        self.sent.append(message)
+        if isinstance(message, ApprovalRequest):
+            answer = self.answers.pop(0) if self.answers else "reject"
+            asyncio.get_running_loop().call_soon(message.resolve, ApprovalResponse(request_id=message.id, response=answer))
+
+    @property
+    def asked(self) -> list[ApprovalRequest]:
+        return [m for m in self.sent if isinstance(m, ApprovalRequest)]
+
+    async def shell(self, command: str) -> None:
+        await self.run("Shell", command_scope("run command", command))
+
+    async def run(self, sender: str, scope: Scope | None, *, warning: str | None = None, needed: bool = True) -> None:
+        await asyncio.wait_for(
+            self.approvals.request(
+                tool_call_id="tc", sender=sender, action=scope.action if scope else "x", description="d",
+                display=[], scope=scope, warning=warning, needed=needed,
+            ),
+            2,
+        )
+
+
+async def test_approving_git_status_covers_git_status_s_not_git_push_or_a_compound(session: sessions.Session) -> None:
+    asker = Asker(session, ["approve_for_session"])
+    await asker.shell("git status")
+    assert asker.asked[0].session_scope == "`git status …`"
+    await asker.shell("git status -s")  # covered: not asked
+    assert len(asker.asked) == 1
+    for line in ("git push", "echo x && rm -rf y", "git status && rm -rf y", "git status > out"):
+        with pytest.raises(ToolRejectedError):
+            await asker.shell(line)
+    assert len(asker.asked) == 5
+    state = json.loads(session.state_file.read_text())
+    assert state["approval"]["auto_approve_actions"] == ["run command:git status"]
+
+
+async def test_an_opaque_line_offers_no_session_approval_and_remembers_nothing(session: sessions.Session) -> None:
+    asker = Asker(session, ["approve_for_session", "approve"])
+    await asker.shell("cat $(whoami)")
+    assert asker.asked[0].session_scope is None
+    await asker.shell("cat $(whoami)")
+    assert len(asker.asked) == 2 and asker.approvals.session_actions == frozenset()
+
+
+async def test_warnings_always_ask_even_in_yolo_and_are_refused_away_from_keyboard(session: sessions.Session) -> None:
+    asker = Asker(session, ["approve_for_session", "approve"])
+    asker.approvals.runtime_yolo = True
+    scope = path_scope("read file", session.work_dir / ".env")
+    await asker.run("ReadFile", scope, warning="holds credentials")
+    await asker.run("ReadFile", scope, warning="holds credentials")  # asked again: never remembered
+    assert [r.warning for r in asker.asked] == ["holds credentials"] * 2
+    assert [r.session_scope for r in asker.asked] == [None, None]
+    asker.approvals.runtime_afk = True
+    with pytest.raises(PermissionDenied, match="afk"):
+        await asker.run("ReadFile", scope, warning="holds credentials")
+    assert len(asker.asked) == 2
+
+
+async def test_reads_inside_the_workspace_run_unless_a_rule_asks(session: sessions.Session) -> None:
+    asker = Asker(session, ["approve"], rules='[permissions]\nask = ["ReadFile(private/**)"]\n')
+    work = session.work_dir
+    await asker.run("ReadFile", path_scope("read", work / "src" / "a.py"), needed=False)
+    assert asker.asked == []
+    await asker.run("ReadFile", path_scope("read", work / "private" / "b.txt"), needed=False)
+    assert len(asker.asked) == 1 and asker.asked[0].session_scope is None
+
+
+async def test_rules_deny_ask_and_allow(session: sessions.Session) -> None:
+    rules = '[permissions]\nallow = ["Shell(npm test)"]\nask = ["Shell(git push:*)"]\ndeny = ["Shell(rm:*)"]\n'
+    asker = Asker(session, ["approve_for_session", "approve"], rules=rules)
+    with pytest.raises(PermissionDenied, match=r"`Shell\(rm:\*\)`"):
+        await asker.shell("rm -rf build")
+    await asker.shell("npm test")  # allowed: not asked
+    assert asker.asked == []
+    asker.approvals.runtime_yolo = True
+    await asker.shell("git push origin")  # an ask rule asks even in yolo
+    await asker.shell("git push origin")  # ... and is never remembered
+    assert len(asker.asked) == 2 and asker.asked[0].session_scope is None
+    with pytest.raises(PermissionDenied):
+        await asker.shell("echo ok && rm -rf /")  # deny wins in yolo too
+
+
+async def test_approve_for_session_settles_pending_requests_it_covers(session: sessions.Session) -> None:
+    sent: list[Any] = []
+    approvals = Approvals(session, sent.append)
+
+    async def shell(line: str) -> None:
+        await approvals.request(
+            tool_call_id=line, sender="Shell", action="run command", description=line, display=[],
+            scope=command_scope("run command", line),
+        )
+
+    tasks = {line: asyncio.create_task(shell(line)) for line in ("npm test", "npm test --watch", "npm publish")}
+    for _ in range(100):
+        if len([m for m in sent if isinstance(m, ApprovalRequest)]) == 3:
+            break
+        await asyncio.sleep(0.01)
+    first = next(m for m in sent if isinstance(m, ApprovalRequest) and m.tool_call_id == "npm test")
+    first.resolve("approve_for_session")
+    await asyncio.wait_for(asyncio.gather(tasks["npm test"], tasks["npm test --watch"]), 1)
+    assert not tasks["npm publish"].done()  # `npm publish …` was not what the card showed
+    tasks["npm publish"].cancel()

@@ -1,0 +1,202 @@
+"""kimi_acp/permissions: what is sensitive or protected, how a command line splits, what a session
+approval covers, and how `[permissions]` rules decide."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kimi_acp.config import ConfigError, load_config
+from kimi_acp.permissions.protected import protected_reason
+from kimi_acp.permissions.rules import Rules
+from kimi_acp.permissions.scope import action_scope, command_scope, host_scope, path_scope
+from kimi_acp.permissions.sensitive import register_sensitive_file, sensitive_reason
+from kimi_acp.permissions.shell_words import split_command
+
+# ------------------------------------------------------------------------------------ sensitive
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [".env", ".env.local", "prod.env", "config/id_rsa", "certs/server.pem", "tls.key", "keystore.p12", ".netrc",
+     ".npmrc", ".pypirc", ".git-credentials", ".aws/credentials", ".kimi/credentials/kimi-code.json"],
+)
+def test_credential_files_anywhere(tmp_path: Path, rel: str) -> None:
+    assert sensitive_reason(tmp_path / rel) is not None
+
+
+@pytest.mark.parametrize("rel", [".env.example", ".env.template", "id_rsa.pub", "environment.py", "src/key.py", "notes.txt"])
+def test_ordinary_files(tmp_path: Path, rel: str) -> None:
+    assert sensitive_reason(tmp_path / rel) is None
+
+
+def test_the_agents_own_files_and_home_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    share = Path(os.environ["KIMI_SHARE_DIR"])
+    for rel in ("config.toml", "mcp.json", "credentials/kimi-code.json", "mcp-oauth/x/tokens.json", "plugins/p/config.json",
+                "logs/kimi.log", "sessions/abc/def/context.jsonl"):
+        assert sensitive_reason(share / rel) is not None, rel
+    for rel in ("skills/a/SKILL.md", "plans/plan.md"):
+        assert sensitive_reason(share / rel) is None, rel
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for rel in (".ssh/id_ed25519", ".ssh/some_key", ".docker/config.json", ".kube/config", ".config/gh/hosts.yml",
+                ".config/gcloud/application_default_credentials.json", ".gnupg/private-keys-v1.d/x.key"):
+        assert sensitive_reason(tmp_path / rel) is not None, rel
+    for rel in (".ssh/id_ed25519.pub", ".ssh/known_hosts", ".ssh/config", ".bashrc"):
+        assert sensitive_reason(tmp_path / rel) is None, rel
+
+
+def test_a_symbolic_link_does_not_hide_a_credential(tmp_path: Path) -> None:
+    secret = tmp_path / "elsewhere" / ".env"
+    secret.parent.mkdir()
+    secret.write_text("KEY=1\n")
+    link = tmp_path / "project" / "notes.txt"
+    link.parent.mkdir()
+    link.symlink_to(secret)
+    assert sensitive_reason(link) is not None
+    config = tmp_path / "my-config.toml"
+    assert sensitive_reason(config) is None
+    register_sensitive_file(config)
+    assert sensitive_reason(config) is not None
+
+
+def test_protected_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    share = Path(os.environ["KIMI_SHARE_DIR"])
+    for path in (share / "config.toml", tmp_path / ".bashrc", tmp_path / ".zshrc", tmp_path / ".profile",
+                 tmp_path / ".ssh" / "authorized_keys", tmp_path / "repo" / ".git" / "hooks" / "pre-commit",
+                 tmp_path / "repo" / ".git" / "config", tmp_path / ".config" / "fish" / "config.fish"):
+        assert protected_reason(path) is not None, path
+    for path in (tmp_path / "repo" / "src" / "a.py", tmp_path / "notes" / "todo.md", tmp_path / "repo" / "config"):
+        assert protected_reason(path) is None, path
+
+
+# ------------------------------------------------------------------------------- command lines
+
+
+@pytest.mark.parametrize(
+    ("line", "commands", "opaque"),
+    [
+        ("git status -s", [("git", "status", "-s")], False),
+        ("echo x && rm -rf y", [("echo", "x"), ("rm", "-rf", "y")], False),
+        ("ls | grep a; pwd", [("ls",), ("grep", "a"), ("pwd",)], False),
+        ("make 2>&1 | tee log", [("make",), ("tee", "log")], False),
+        ("echo hi 2>/dev/null", [("echo", "hi")], False),
+        ('echo "a && b"', [("echo", "a && b")], False),
+        ("echo hi > out.txt", [("echo", "hi")], True),
+        ("cat $(whoami)", None, True),
+        ("cat `whoami`", None, True),
+        ("FOO=1 npm test", None, True),
+        ("(cd a && ls)", None, True),
+        ("echo 'unclosed", None, True),
+    ],
+)
+def test_command_lines_split_into_simple_commands(line: str, commands: list | None, opaque: bool) -> None:
+    split = split_command(line)
+    assert split.opaque is opaque
+    if commands is not None:
+        assert list(split.commands) == commands
+
+
+# -------------------------------------------------------------------------------------- scopes
+
+
+def approved(*scopes: object) -> list[str]:
+    return [key for scope in scopes for key in scope.keys()]  # type: ignore[attr-defined]
+
+
+def test_a_command_prefix_covers_that_command_only() -> None:
+    status = command_scope("run command", "git status")
+    assert status.label == "`git status …`"
+    kept = approved(status)
+    assert command_scope("run command", "git status -s").covered_by(kept)
+    assert not command_scope("run command", "git push").covered_by(kept)
+    assert not command_scope("run command", "git status && rm -rf y").covered_by(kept)
+    assert not command_scope("run command", "git status > out").covered_by(kept)  # opaque: never covered
+    assert not command_scope("run background command", "git status").covered_by(kept)
+    both = approved(command_scope("run command", "echo x && rm -rf y"))
+    assert command_scope("run command", "rm -rf z; echo x").covered_by(both)
+    assert not command_scope("run command", "echo y").covered_by(both)  # `echo x …` was approved, not echo
+    assert not command_scope("run command", "echo x > f").remembers
+
+
+def test_legacy_bare_actions_cover_no_command() -> None:
+    assert not command_scope("run command", "ls").covered_by(["run command"])
+    assert action_scope("edit file").covered_by(["edit file"])
+
+
+def test_a_directory_scope_covers_below_it_not_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    notes = tmp_path / "notes"
+    kept = approved(path_scope("edit file outside of working directory", notes / "a.md"))
+    assert kept == [f"edit file outside of working directory:{notes}"]
+    assert path_scope("edit file outside of working directory", notes / "sub" / "b.md").covered_by(kept)
+    assert not path_scope("edit file outside of working directory", tmp_path / "other" / "c.md").covered_by(kept)
+    assert not path_scope("edit file outside of working directory", tmp_path / ".bashrc").covered_by(kept)
+    in_home = path_scope("edit file outside of working directory", tmp_path / "todo.txt")
+    assert in_home.kind == "file"  # the home directory itself is never approved wholesale
+    assert not path_scope("edit file outside of working directory", tmp_path / ".bashrc").covered_by(approved(in_home))
+    assert path_scope("edit file outside of working directory", tmp_path / "todo.txt").covered_by(approved(in_home))
+
+
+def test_a_host_scope_is_that_host_and_port() -> None:
+    kept = approved(host_scope("fetch from the network", "docs.python.org"))
+    assert host_scope("fetch from the network", "docs.python.org").covered_by(kept)
+    assert not host_scope("fetch from the network", "evil.example").covered_by(kept)
+    assert not host_scope("fetch from the network", "docs.python.org:8080").covered_by(kept)
+
+
+# --------------------------------------------------------------------------------------- rules
+
+
+def rules(**table: list[str]) -> Rules:
+    return Rules.from_config(load_config(config_text=_toml(table)).config)
+
+
+def _toml(table: dict[str, list[str]]) -> str:
+    lines = ["[permissions]"] + [f"{key} = {value!r}".replace("'", '"') for key, value in table.items()]
+    return "\n".join(lines) + "\n"
+
+
+def test_deny_wins_over_ask_and_allow(tmp_path: Path) -> None:
+    r = rules(allow=["Shell(git:*)"], ask=["Shell(git push:*)"], deny=["Shell(git push --force:*)"])
+    decide = lambda line: (d.verdict if (d := r.decide("Shell", command_scope("run command", line), tmp_path)) else None)  # noqa: E731
+    assert decide("git status") == "allow"
+    assert decide("git push origin") == "ask"
+    assert decide("git push --force origin") == "deny"
+    assert decide("npm test") is None
+
+
+def test_a_command_line_is_allowed_only_when_every_part_is(tmp_path: Path) -> None:
+    r = rules(allow=["Shell(git status:*)", "Shell(npm test)"], deny=["Bash(rm:*)"])
+    decide = lambda line: (d.verdict if (d := r.decide("Shell", command_scope("run command", line), tmp_path)) else None)  # noqa: E731
+    assert decide("git status && npm test") == "allow"
+    assert decide("npm test --watch") is None  # exact: only that command
+    assert decide("git status && curl x") is None
+    assert decide("git status > out") is None  # opaque: never allowed by a rule
+    assert decide("echo a && rm -rf /") == "deny"
+    assert decide("cat $(rm -rf /)") == "deny"  # denied even inside what cannot be judged
+
+
+def test_path_host_and_tool_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    r = rules(
+        allow=["WriteFile(src/**)", "FetchURL(domain:*.python.org)", "mcp:github:*"],
+        deny=["Read(secrets/**)", "Edit(~/notes/*.md)", "mcp__github__delete_repository"],
+    )
+    work = tmp_path / "project"
+    edit = action_scope("edit file", path=work / "src" / "a" / "b.py")
+    assert r.decide("WriteFile", edit, work).verdict == "allow"
+    assert r.decide("StrReplaceFile", edit, work) is None
+    assert r.decide("Grep", path_scope("x", work / "secrets" / "k.txt"), work).verdict == "deny"
+    assert r.decide("StrReplaceFile", action_scope("x", path=tmp_path / "notes" / "todo.md"), work).verdict == "deny"
+    assert r.decide("FetchURL", host_scope("x", "docs.python.org"), work).verdict == "allow"
+    assert r.decide("FetchURL", host_scope("x", "python.org.evil.com"), work) is None
+    assert r.decide("mcp:github:list_issues", None, work).verdict == "allow"
+    assert r.decide("mcp:github:delete_repository", None, work).verdict == "deny"
+
+
+def test_a_malformed_rule_is_a_one_line_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"permissions\.deny.*not a rule"):
+        load_config(config_text='[permissions]\ndeny = ["Shell(rm"]\n')

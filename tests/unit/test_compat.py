@@ -193,6 +193,7 @@ def test_an_mcp_sdk_without_the_private_hooks_gives_its_own_provider(monkeypatch
 
     from kimi_acp._compat.mcp_oauth import hooked_provider_class
 
+    monkeypatch.delenv(_compat.PLAIN_ENV, raising=False)
     hooked = hooked_provider_class()
     assert hooked is not OAuthClientProvider and issubclass(hooked, OAuthClientProvider)
     monkeypatch.delattr(OAuthClientProvider, "_handle_refresh_response")

@@ -34,14 +34,16 @@ from .util.share_dir import share_dir
 # The provider types `llm.create_provider` can build. Only the public ones are ever named to users
 # (menus, hints, "expected one of"); the test types (scripted models in Kimi's echo DSL) are valid in
 # a config but never suggested.
-PUBLIC_PROVIDER_TYPES = ("kimi", "openai_legacy", "anthropic")
+PUBLIC_PROVIDER_TYPES = ("kimi", "openai_legacy", "openai_responses", "anthropic", "gemini", "vertexai")
+# Other names Kimi Code CLI accepts for a public type: `google_genai` is `gemini`.
+ALIAS_PROVIDER_TYPES = ("google_genai",)
 TEST_PROVIDER_TYPES = ("_echo", "_scripted_echo")
-PROVIDER_TYPES = PUBLIC_PROVIDER_TYPES + TEST_PROVIDER_TYPES
+PROVIDER_TYPES = PUBLIC_PROVIDER_TYPES + ALIAS_PROVIDER_TYPES + TEST_PROVIDER_TYPES
 SUPPORTED_PROVIDER_TYPES = PROVIDER_TYPES
 ECHO_PROVIDER_TYPES = TEST_PROVIDER_TYPES
 # Kimi Code CLI's other types: a shared config.toml may hold them, so they load; a prompt to such a
 # model fails with a provider error. Any other type is a typo and fails at load.
-KIMI_ONLY_PROVIDER_TYPES = ("openai_responses", "google_genai", "gemini", "vertexai", "_chaos")
+KIMI_ONLY_PROVIDER_TYPES = ("_chaos",)
 # Kimi's four, plus audio_in: without it in the list no config could let audio parts through.
 CAPABILITIES = ("image_in", "video_in", "audio_in", "thinking", "always_thinking")
 Capability = Literal["image_in", "video_in", "audio_in", "thinking", "always_thinking"]
@@ -145,6 +147,13 @@ class LoopControl(_Section):
     compaction_trigger_ratio: float = Field(default=0.85, ge=0.5, le=0.99)
 
 
+class SessionSettings(_Section):
+    """`[session]` (ours, not Kimi's): how sessions look in the IDE's history."""
+
+    # After a session's first turn, one small request to its model asks for a short title (ACP).
+    generate_titles: bool = True
+
+
 HOOK_EVENTS = (
     "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "StopFailure",
     "SessionStart", "SessionEnd", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact",
@@ -189,6 +198,19 @@ class PermissionRules(_Section):
         return [rule.strip() for rule in rules]
 
 
+SANDBOX_MODES = ("off", "workspace-write", "read-only")
+
+
+class SandboxSettings(_Section):
+    """`[sandbox]` (ours): where Shell commands run (kimi_acp/sandbox, docs/security.md). `off`: as
+    before, every command asks; `workspace-write`: commands run unasked in an OS sandbox that may
+    write only the workspace and a private temp dir; `read-only`: only the temp dir. A session's own
+    choice (the IDE's picker, `/sandbox`) and `--sandbox` come first."""
+
+    mode: Literal["off", "workspace-write", "read-only"] = "off"
+    allow_network: bool = False  # the sandbox keeps the network (else: none, not even the host's loopback)
+
+
 class Config(_Section):
     default_model: str = ""
     default_thinking: bool = False
@@ -207,6 +229,8 @@ class Config(_Section):
     # Not a Kimi Code CLI key (it has only the flag); `~` is expanded, relative paths are from config.toml.
     agent_file: str | None = None
     permissions: PermissionRules = Field(default_factory=PermissionRules)
+    session: SessionSettings = Field(default_factory=SessionSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
     @model_validator(mode="after")
     def _check_references(self) -> Config:
@@ -293,8 +317,9 @@ ENV_DEFAULT_CONTEXT = 262144
 def with_env_model(config: Config) -> Config:
     """With no default model but `KIMI_API_KEY` set, a Kimi model from the environment.
 
-    This is what makes the ACP `env_var` auth method work: an IDE that only passes the key
-    (plus optionally `KIMI_BASE_URL` / `KIMI_MODEL_NAME`) gets a usable agent with no config file.
+    This is what makes `KIMI_API_KEY` a way to sign in (the ACP login method says so): an IDE that
+    only passes the key (plus optionally `KIMI_BASE_URL` / `KIMI_MODEL_NAME`) gets a usable agent
+    with no config file.
     """
     if config.default_model or not os.environ.get("KIMI_API_KEY"):
         return config

@@ -46,17 +46,28 @@ class ApprovalState(_State):
     auto_approve_actions: list[str] = []
 
 
+class ClientSystemPrompt(_State):
+    """The IDE's own instructions for a session (ACP `systemPrompt`): `append`ed to ours, or `override`."""
+
+    mode: str
+    text: str
+
+
 class SessionState(_State):
     version: int = 1
     approval: ApprovalState = Field(default_factory=ApprovalState)
     additional_dirs: list[str] = []
     custom_title: str | None = None
+    title_generated: bool = False  # Kimi's key: the title came from the model or the user (/rename): keep it
+    title_generate_attempts: int = 0  # Kimi's key: model requests made for a title so far
     plan_mode: bool = False
     plan_session_id: str | None = None  # set while plan mode is on; names the plan file (core/plan_file.py)
     plan_slug: str | None = None  # the plan file is $KIMI_SHARE_DIR/plans/<plan_slug>.md
     todos: list[TodoDisplayItem] = []
     model: str | None = None  # this session's model choice (ACP picker), when it differs from the default
     thinking: bool | None = None
+    sandbox: str | None = None  # this session's sandbox mode (IDE picker, /sandbox); None: --sandbox, else the config's
+    system_prompt: ClientSystemPrompt | None = None  # kept, so it applies after a reload and in other processes
     work_dir: str | None = None  # lets a session be found by id alone (ACP prompt to a closed session)
 
 

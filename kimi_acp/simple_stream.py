@@ -230,11 +230,12 @@ class SimpleStream:
     """Maps the core's Wire messages, in order, to simple-stream events (pure: no I/O).
 
     One Run per top-level Wire turn; one Turn per model step (StepBegin), with its StepEnd when the
-    model's reply is complete (the step's StatusUpdate). A tool call appears as ToolCallBegin once
-    its arguments are complete; its ToolResult after the StepEnd of its step. Nested turns (flow
-    nodes) continue the Run; subagents' messages (SubagentEvent) are not part of this stream: the
-    parent's tool call and its result stand for them. Anything else (approvals, status, hooks) is
-    not in the note's vocabulary and maps to nothing.
+    model's reply is complete (the step's StatusUpdate; without usage or a message id, the step's
+    end). A tool call appears as ToolCallBegin once its arguments are complete; its ToolResult
+    after the StepEnd of its step. Nested turns (flow nodes) continue the Run; subagents' messages
+    (SubagentEvent) are not part of this stream: the parent's tool call and its result stand for
+    them. Anything else (approvals, status, hooks) is not in the note's vocabulary and maps to
+    nothing.
     """
 
     def __init__(self) -> None:
@@ -299,7 +300,10 @@ class SimpleStream:
             else:
                 out.append(result)
         elif isinstance(message, StatusUpdate):
-            if message.context_tokens is not None or message.token_usage is not None:
+            # Only a reply's update has a message id or usage. Without either (a provider that sends
+            # neither), it looks like a plan-mode update: the step then ends at the next StepBegin or
+            # TurnEnd, in the same order.
+            if message.message_id is not None or message.token_usage is not None or message.context_tokens is not None:
                 if message.token_usage is not None:
                     self._usage = Usage.of(message.token_usage)
                 self._end_step(out)

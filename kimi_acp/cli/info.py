@@ -44,6 +44,7 @@ def print_info(config_file: str | None, as_json: bool) -> int:
     info["plugins"] = {p.name: {"version": p.version, "tools": [t.name for t in p.tools]} for p in installed_plugins()}
     rules = config.permissions
     info["permissions"] = {"deny": rules.deny, "ask": rules.ask, "allow": rules.allow, "pass_env": rules.pass_env}
+    info["sandbox"] = _sandbox_info(config)
     if as_json:
         print(json.dumps(info, indent=2))
         return 0
@@ -58,7 +59,8 @@ def print_info(config_file: str | None, as_json: bool) -> int:
     print("providers:" if info["providers"] else "providers:     (none)")
     for name, p in info["providers"].items():
         login = f", {p['login']}" if p.get("login") else ""
-        print(f"  {name}: type {p['type']}, base_url {p['base_url'] or '-'}, api key {p['api_key']}{login}")
+        vertex = f", {p['vertex']}" if p.get("vertex") else ""
+        print(f"  {name}: type {p['type']}, base_url {p['base_url'] or '-'}, api key {p['api_key']}{login}{vertex}")
     print("plugins:" if info["plugins"] else "plugins:       (none)")
     for name, plugin in info["plugins"].items():
         print(f"  {name} {plugin['version']}: {', '.join(plugin['tools']) or 'no tools'}")
@@ -72,7 +74,29 @@ def print_info(config_file: str | None, as_json: bool) -> int:
                 print(f"  {verdict}: {', '.join(permissions[verdict])}")
         if permissions["pass_env"]:
             print(f"  child processes keep: {', '.join(permissions['pass_env'])}")
+    sandbox = info["sandbox"]
+    network = "network allowed" if sandbox["allow_network"] else "no network"
+    if sandbox["mode"] == "off":
+        where = f"this machine has {sandbox['machine']}" if sandbox["machine"] else f"none on this machine: {sandbox['why_not']}"
+        print(f"sandbox:       off (commands ask; [sandbox] mode, --sandbox, /sandbox turn it on; {where})")
+    elif sandbox["machine"]:
+        print(f"sandbox:       {sandbox['mode']} ({sandbox['machine']}, {network}); a session's /sandbox or IDE choice comes first")
+    else:
+        print(f"sandbox:       {sandbox['mode']} requested, but not enforced: {sandbox['why_not']} (commands ask as usual)")
     return 0
+
+
+def _sandbox_info(config: Any) -> dict[str, Any]:
+    """`[sandbox]` and what this machine can enforce it with (bwrap is tried once, for real)."""
+    from ..sandbox.detect import machine
+
+    found = machine()
+    return {
+        "mode": config.sandbox.mode,
+        "allow_network": config.sandbox.allow_network,
+        "machine": found.label if found.backend else None,
+        "why_not": found.why_not or None,
+    }
 
 
 def _provider_info(provider: Any) -> dict[str, Any]:
@@ -85,7 +109,33 @@ def _provider_info(provider: Any) -> dict[str, Any]:
         from ..auth.account import login_status
 
         info["login"] = login_status(provider.oauth).detail
+    if provider.type == "vertexai":
+        info["vertex"] = _vertex_info(provider)
     return info
+
+
+def _vertex_info(provider: Any) -> str:
+    """Where a Vertex AI provider's project, location and credentials come from (paths, never keys)."""
+    import os
+
+    from ..llm.vertexai import default_adc_path
+
+    def setting(name: str) -> str:
+        return (provider.env.get(name) or os.environ.get(name) or "").strip()
+
+    if provider.api_key.get_secret_value():
+        credentials = "credentials: the api key"
+    elif setting("GOOGLE_APPLICATION_CREDENTIALS"):
+        credentials = f"credentials: {setting('GOOGLE_APPLICATION_CREDENTIALS')} (GOOGLE_APPLICATION_CREDENTIALS)"
+    elif default_adc_path().is_file():
+        credentials = f"credentials: {default_adc_path()} (gcloud)"
+    elif setting("GOOGLE_API_KEY"):
+        credentials = "credentials: GOOGLE_API_KEY"
+    else:
+        credentials = "credentials: none (set api_key or GOOGLE_APPLICATION_CREDENTIALS)"
+    project = setting("GOOGLE_CLOUD_PROJECT") or "(from the credentials)"
+    location = setting("GOOGLE_CLOUD_LOCATION") or "(from base_url, else global)"
+    return f"project {project}, location {location}, {credentials}"
 
 
 def print_sessions(work_dir: str, as_json: bool) -> int:

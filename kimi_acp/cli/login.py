@@ -69,6 +69,14 @@ KINDS: tuple[ProviderKind, ...] = (
         key_optional=True,
     ),
     ProviderKind("Anthropic", "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5", 200000),
+    ProviderKind(
+        "OpenAI with the Responses API (GPT-5 and Codex models)", "openai_responses", "https://api.openai.com/v1", "", 400000,
+        capabilities=("thinking", "image_in"),
+    ),
+    ProviderKind(
+        "Google Gemini (an API key from Google AI Studio)", "gemini", "https://generativelanguage.googleapis.com", "",
+        1048576, capabilities=("thinking", "image_in"),
+    ),
 )
 # The Kimi account comes first: subscription users are the largest group, and need no key.
 ACCOUNT = ProviderKind(
@@ -113,7 +121,7 @@ Probe = Callable[[ProviderKind, str, str], ProbeResult]
 
 
 def parse_kind_choice(raw: str) -> ProviderKind:
-    """Menu number 1..5; Enter picks 1 (signing in with the Kimi account most users have)."""
+    """A menu number; Enter picks 1 (signing in with the Kimi account most users have)."""
     text = raw.strip()
     if not text:
         return MENU[0]
@@ -209,9 +217,14 @@ def parse_yes_no(raw: str, default: bool) -> bool:
 
 
 def models_url(provider_type: str, base_url: str) -> str:
-    """Where the model list lives; for Anthropic the same `/v1` rule as the provider's URL."""
+    """Where the model list lives; for Anthropic the same `/v1` rule as the provider's URL, for
+    Gemini the same API version (`/v1beta` appended to Kimi's documented base URL)."""
     if provider_type == "anthropic" and not base_url.endswith("/v1"):
         return f"{base_url}/v1/models"
+    if provider_type == "gemini":
+        from ..llm.gemini import api_root
+
+        return f"{api_root(base_url)}/models?pageSize=1000"
     return f"{base_url}/models"
 
 
@@ -224,6 +237,9 @@ def probe_headers(provider_type: str, api_key: str) -> dict[str, str]:
         headers["anthropic-version"] = ANTHROPIC_VERSION
         if api_key:
             headers["x-api-key"] = api_key
+    elif provider_type == "gemini":
+        if api_key:
+            headers["x-goog-api-key"] = api_key
     elif api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     return headers
@@ -242,8 +258,11 @@ def probe_provider(kind: ProviderKind, base_url: str, api_key: str, *, timeout: 
     status = response.status_code
     if status in (401, 403):
         return ProbeResult("rejected", f"HTTP {status}")  # the body may echo part of the key: not shown
+    if status == 400 and kind.type == "gemini" and "API_KEY_INVALID" in response.text:
+        return ProbeResult("rejected", "HTTP 400, API key not valid")  # Gemini's answer to a wrong key
     if not 200 <= status < 300:
-        hint = "; does the URL need /v1?" if status == 404 and not base_url.endswith("/v1") else ""
+        needs_v1 = status == 404 and kind.type != "gemini" and not base_url.endswith("/v1")
+        hint = "; does the URL need /v1?" if needs_v1 else ""
         return ProbeResult("unverified", f"HTTP {status} from {models_url(kind.type, base_url)}{hint}")
     try:
         models = parse_model_list(response.json())
@@ -267,8 +286,15 @@ def redact(text: str, secret: str) -> str:
 
 
 def parse_model_list(data: Any) -> tuple[ModelInfo, ...]:
-    """`{"data": [{"id": ...}, ...]}` (OpenAI, Moonshot, Anthropic, vLLM, Ollama), deduplicated."""
-    items = data.get("data") if isinstance(data, Mapping) else None
+    """`{"data": [{"id": ...}, ...]}` (OpenAI, Moonshot, Anthropic, vLLM, Ollama), or Gemini's
+    `{"models": [{"name": "models/...", "inputTokenLimit": ...}]}` (only the models that can chat),
+    deduplicated."""
+    if not isinstance(data, Mapping):
+        return ()
+    items = data.get("data")
+    gemini = not isinstance(items, list) and isinstance(data.get("models"), list)
+    if gemini:
+        items = data["models"]
     if not isinstance(items, list):
         return ()
     seen: dict[str, ModelInfo] = {}
@@ -276,13 +302,19 @@ def parse_model_list(data: Any) -> tuple[ModelInfo, ...]:
         if not isinstance(item, Mapping):
             continue
         model_id = item.get("id")
+        if gemini:
+            methods = item.get("supportedGenerationMethods")
+            if isinstance(methods, list) and "generateContent" not in methods:
+                continue  # embedding and other models that cannot chat
+            name = item.get("name")
+            model_id = name.removeprefix("models/") if isinstance(name, str) else None
         if isinstance(model_id, str) and model_id.strip() and model_id not in seen:
             seen[model_id] = ModelInfo(model_id, _listed_context(item))
     return tuple(seen.values())
 
 
 def _listed_context(item: Mapping[str, Any]) -> int | None:
-    for key in ("context_length", "max_model_len", "context_window", "max_context_length"):
+    for key in ("context_length", "max_model_len", "context_window", "max_context_length", "inputTokenLimit"):
         value = item.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ..sandbox import MODE_NAMES
+
 LOGIN_ARGS = (["login"], ["--login"])
 
 # `kimi acp --help` and `kimi-acp --help`: what the server is, and how to give it a model first.
@@ -31,6 +33,8 @@ def main() -> None:
     argv = sys.argv[1:]
     if argv == ["acp"]:
         _serve_acp()
+    if argv[:1] == ["acp"] and (sandbox := _sandbox_option(argv[1:])) is not None:
+        _serve_acp(sandbox)  # `kimi acp --sandbox MODE`; anything else (a typo, --help) goes to click
     if argv[:1] == ["acp"] and argv[1:] in LOGIN_ARGS:
         _login()  # an IDE's terminal auth re-runs `kimi acp` with the method's args appended
     if "--wire" in argv:
@@ -50,15 +54,31 @@ def acp_main() -> None:
         import textwrap
 
         paragraphs = (textwrap.fill(p, 78, initial_indent="  ", subsequent_indent="  ") for p in ACP_HELP)
-        print("Usage: kimi-acp [login]\n\n" + "\n\n".join(paragraphs))
+        print("Usage: kimi-acp [login] [--sandbox off|workspace-write|read-only]\n\n" + "\n\n".join(paragraphs))
         sys.exit(0)
+    if sys.argv[1:]:
+        sandbox = _sandbox_option(sys.argv[1:])
+        if sandbox is None:
+            fail(f"unknown arguments {' '.join(sys.argv[1:])!r} (kimi-acp [login] [--sandbox {'|'.join(MODE_NAMES)}])")
+        _serve_acp(sandbox)
     _serve_acp()
 
 
-def _serve_acp() -> NoReturn:
+def _sandbox_option(args: list[str]) -> str | None:
+    """The mode of `--sandbox MODE` / `--sandbox=MODE` when that is all `args` say, else None."""
+    if len(args) == 2 and args[0] == "--sandbox":
+        mode = args[1]
+    elif len(args) == 1 and args[0].startswith("--sandbox="):
+        mode = args[0].partition("=")[2]
+    else:
+        return None
+    return mode if mode in MODE_NAMES else None
+
+
+def _serve_acp(sandbox: str | None = None) -> NoReturn:
     from ..frontends.acp.entry import run
 
-    sys.exit(run())
+    sys.exit(run(sandbox=sandbox))
 
 
 def _login() -> NoReturn:
@@ -117,6 +137,10 @@ def _click_main() -> None:
         "--add-dir", "add_dirs", multiple=True, type=click.Path(file_okay=False),
         help="Another directory the tools treat as part of the workspace; repeatable.",
     )  # fmt: skip
+    @click.option(
+        "--sandbox", type=click.Choice(MODE_NAMES), default=None,
+        help="Where Shell commands run, for a session that chose nothing itself (default: [sandbox] mode).",
+    )  # fmt: skip
     @click.pass_context
     def cli(ctx: click.Context, wire: bool, **options: Any) -> None:
         if ctx.invoked_subcommand is not None:
@@ -136,10 +160,14 @@ def _click_main() -> None:
 
     @cli.command(help="\n\n".join(ACP_HELP), short_help="Serve the Agent Client Protocol to IDEs, on stdio.")
     @click.argument("action", required=False, type=click.Choice(["login"]), metavar="[login]")
-    def acp(action: str | None) -> None:
+    @click.option(
+        "--sandbox", type=click.Choice(MODE_NAMES), default=None,
+        help="Where Shell commands run, for sessions that chose nothing themselves (default: [sandbox] mode).",
+    )  # fmt: skip
+    def acp(action: str | None, sandbox: str | None) -> None:
         if action == "login":
             _login()
-        _serve_acp()
+        _serve_acp(sandbox)
 
     @cli.command(help="Sign in with your Kimi account, or set up an API-key provider and model (writes config.toml).")
     def login() -> None:

@@ -114,7 +114,7 @@ def build_mcp_group() -> click.Group:
             raise click.UsageError(exc.reason) from None
         _read(path)  # refuse before writing when the file is broken
         replaced = _edit(lambda: set_server(path, name, entry))
-        click.echo(f"{'Updated' if replaced else 'Added'} MCP server '{name}' in {path}.")
+        click.echo(f"Updated MCP server '{name}' in {path}." if replaced else f"Added MCP server '{name}' to {path}.")
         if auth == "oauth" and not OAuthStore(entry["url"]).has_tokens():
             click.echo(f"Run `kimi mcp auth {name}` to authorize it.")
 

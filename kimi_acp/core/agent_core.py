@@ -18,12 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import Config, ConfigError, LoadedConfig, ResolvedModel, resolve_model
+from ..config import TEST_PROVIDER_TYPES, Config, ConfigError, LoadedConfig, ResolvedModel, resolve_model
 from ..kaos.base import Kaos
 from ..kaos.tasks import TaskTable
-from ..llm.errors import ChatProviderError, is_retryable
+from ..llm.errors import ChatProviderError, is_context_overflow, is_retryable
 from ..llm.types import ChatProvider, Message
 from ..permissions.rules import Rules
+from ..sandbox.session import SessionSandbox
 from ..sessions import Session, shorten_title
 from ..tools import DeferredTool, deferred_builtin_tools
 from ..tools.base import SubagentLauncher, Tool, ToolContext
@@ -57,15 +58,24 @@ from .errors import LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
 from .hook_points import NO_HOOKS, HookRunner
 from .messages import system_note, user_message
 from .plan_file import ensure_plan, plan_file_path, release_plan
-from .prompt import PromptBuilder, PromptInputs, default_prompt, format_skills
+from .prompt import PromptBuilder, PromptInputs, default_prompt, format_skills, with_client_prompt
 from .services import TurnService
 from .session_lock import TurnLock
 from .slash import CommandProvider, SlashRegistry, parse_slash
 from .slash_commands import NestedTurn, run_slash_command
 from .step import run_step
 from .stream import MessageStream
+from .titles import ask_for_title, first_exchange
 from .toolset import ToolOutcome, Toolset
-from .turn import INTERNAL_SIGNALS, CommandsChanged, ModeChanged, TitleChanged, TurnResult
+from .turn import (
+    INTERNAL_SIGNALS,
+    CommandsChanged,
+    ModeChanged,
+    ModelChanged,
+    SandboxChanged,
+    TitleChanged,
+    TurnResult,
+)
 
 __all__ = ["AgentCore", "INTERNAL_SIGNALS", "ModeChanged", "TitleChanged", "TurnResult"]
 
@@ -75,6 +85,9 @@ RETRY_INITIAL_S = 0.3
 RETRY_MAX_S = 5.0
 RETRY_AFTER_CAP_S = 60.0
 SESSION_END_WAIT_S = 5.0  # SessionEnd hooks at close: bounded, the process may be exiting
+TITLE_MAX_ATTEMPTS = 2  # model requests for a session's title, failed ones included
+TITLE_TIMEOUT_S = 60.0
+LEGACY_THINKING_SUFFIX = ",thinking"  # older model picker values were `<alias>,thinking`
 PLAN_MODE_REMINDER = (
     "<system-reminder>Plan mode is on. You MUST NOT make any edits (with the exception of the plan file "
     "below), run non-readonly tools, or otherwise change the system; this supersedes any other instruction.\n"
@@ -114,11 +127,14 @@ class AgentCore:
         system_prompt: PromptBuilder | None = None,
         commands: Sequence[CommandProvider] = (),
         extra_dirs: Sequence[Path] = (),
+        sandbox: SessionSandbox | None = None,
     ) -> None:
         """`tools` and `system_prompt` come from an agent file (`kimi_acp/agent_file.py`); by default
         the session has every built-in tool and the default prompt. `commands` adds slash commands
         (skills and flows, `kimi_acp/skills/provider.py`); their skills are listed in the system prompt.
         `extra_dirs` are workspace directories of this process only (ACP additionalDirectories, --add-dir).
+        `sandbox`: the session's OS sandbox (kimi_acp/sandbox), a subagent's its root's; by default
+        the session's own, from the config's `[sandbox]`, which closes with it.
         `context` is the session's history as read (`Context.load`): constructing a core does no
         I/O; `open` reads the history and starts a new session's file."""
         self.session = session
@@ -151,6 +167,10 @@ class AgentCore:
         self.services: list[TurnService] = []  # e.g. the session's MCP servers (see services.py)
         self.tasks = TaskTable(session.dir / "tasks")  # background tasks: outlive turns, not the session
         self.services.append(self.tasks)
+        # Where Shell commands run (kimi_acp/sandbox); after the tasks: they are killed before its temp dir goes.
+        self.sandbox = sandbox if sandbox is not None else SessionSandbox(session, loaded_config.config.sandbox)
+        if sandbox is None:
+            self.services.append(self.sandbox)  # the one-time "no sandbox here" notice; closes the temp dir
         # Runs the Agent tool's subagents; a front end attaches it (kimi_acp/subagents/), a
         # subagent's own core has none, and without one the Agent tool is not offered.
         self.subagents: SubagentLauncher | None = None
@@ -182,6 +202,12 @@ class AgentCore:
     def _stored_model(session: Session, config: Config) -> str | None:
         """The session's own model choice, unless it was removed from the config since."""
         alias = session.state.model
+        base = alias[: -len(LEGACY_THINKING_SUFFIX)] if alias and alias.endswith(LEGACY_THINKING_SUFFIX) else None
+        if alias and alias not in config.models and base in config.models:
+            session.state.model = base  # an older picker value: the alias, with thinking on
+            if session.state.thinking is None:
+                session.state.thinking = True
+            return base
         if alias and alias not in config.models:
             log.warning("session %s: model %r is no longer configured; using the default", session.id, alias)
             return None
@@ -336,8 +362,9 @@ class AgentCore:
         """The plan file of the current planning round (`core/plan_file.py`)."""
         return plan_file_path(self.session)
 
-    async def set_model(self, alias: str, thinking: bool | None) -> None:
-        """Switch this session's model (validated); persisted in the session only."""
+    async def set_model(self, alias: str, thinking: bool | None, *, announce: bool = False) -> None:
+        """Switch this session's model (validated); persisted in the session only. `announce` tells
+        front ends the agent changed it itself (`/model`), so their pickers follow."""
         resolve_model(self.config, alias)  # raises ConfigError for an unknown alias
         old, self._provider = self._provider, None
         self.model_alias = alias
@@ -347,6 +374,69 @@ class AgentCore:
         self.session.save_state()
         if old is not None:
             await old.aclose()
+        if announce:
+            self.stream.send(ModelChanged(alias, thinking))
+
+    async def set_thinking(self, on: bool | None, *, announce: bool = False) -> None:
+        """Thinking on or off from the next model request (None: the config's default); persisted
+        in the session only, the model unchanged."""
+        old, self._provider = self._provider, None
+        self.thinking = on
+        self.session.state.thinking = on
+        self.session.save_state()
+        if old is not None:
+            await old.aclose()
+        if announce:
+            self.stream.send(ModelChanged(self.model_alias, on))
+
+    def set_sandbox(self, mode: str, *, announce: bool = False) -> None:
+        """This session's sandbox mode, from the next command (persisted in the session); ValueError
+        for an unknown one. `announce` tells front ends the agent changed it itself (`/sandbox`)."""
+        self.sandbox.set_mode(mode)
+        if announce:
+            self.stream.send(SandboxChanged(self.sandbox.mode))
+
+    def rename(self, title: str) -> None:
+        """A title the user chose (`/rename`): kept, never replaced by a generated one."""
+        self.session.state.title_generated = True
+        self._set_title(title)
+
+    async def generate_title(self) -> str | None:
+        """Ask the session's model for a short title (after a turn), save it and announce it.
+
+        At most TITLE_MAX_ATTEMPTS requests per session, none once a title was generated or given
+        (`/rename`), none with `[session] generate_titles = false`, and none for the scripted test
+        models, whose replies belong to the conversation. Failures are logged, never raised."""
+        state = self.session.state
+        if not self.config.session.generate_titles or state.title_generated or state.title_generate_attempts >= TITLE_MAX_ATTEMPTS:
+            return None
+        exchange = first_exchange(self.context.history)
+        resolved = self.resolved_model()
+        if exchange is None or resolved is None or resolved.provider.type in TEST_PROVIDER_TYPES:
+            return None
+        state.title_generate_attempts += 1
+        self.session.save_state()
+        try:
+            title = await asyncio.wait_for(ask_for_title(self.require_provider(), *exchange), TITLE_TIMEOUT_S)
+        except Exception as exc:  # a title is a nicety: the session goes on without one
+            log.warning("session %s: no title from the model: %s", self.session.id, exc)
+            return None
+        if title is None or self.session.state.title_generated:  # nothing usable, or renamed meanwhile
+            return None
+        self.session.state.title_generated = True
+        self._set_title(title)
+        return title
+
+    def request_system_prompt(self) -> str:
+        """The system message of the next model request (a `StepHost` method): the prompt frozen
+        with the session, with the IDE's own instructions (ACP `systemPrompt`, kept in state.json)
+        applied on top, so a later change takes effect at the next request."""
+        frozen = self.context.system_prompt or ""
+        client = self.session.state.system_prompt
+        if client is None:
+            return frozen
+        inputs = PromptInputs(self.work_dir, self.toolset.names(), self.workspace_dirs(), self.slash.skills())
+        return with_client_prompt(frozen, client.mode, client.text, inputs)
 
     def steer(self, user_input: UserInput) -> None:
         if not self.busy:
@@ -495,6 +585,8 @@ class AgentCore:
     async def _loop_with_stop_hook(self, provider: ChatProvider) -> TurnResult:
         """The agent loop, then the Stop hook: a block with a reason buys one more round, once."""
         result = await self._agent_loop(provider)
+        while result.status == "finished" and self._consume_steers():  # steered just as the model finished
+            result = await self._agent_loop(provider)
         if result.status != "finished" or self._user_rejected:
             return result
         verdict = await self.hooks.run("Stop", "", {"stop_hook_active": False})
@@ -554,10 +646,17 @@ class AgentCore:
     async def _step_with_retries(self, provider: ChatProvider, n: int) -> list[ToolOutcome]:
         attempts = self.config.loop_control.max_retries_per_step
         attempt = 1
+        compacted = False
         while True:
             try:
                 return await run_step(self, provider)
             except ChatProviderError as exc:
+                if is_context_overflow(exc) and not compacted and self.context.history:
+                    # The request did not fit the model's window: compact once, then ask again.
+                    log.info("step %d: the model's window is full (%s); compacting", n, exc)
+                    compacted = True
+                    await compact(self, provider, trigger="auto")
+                    continue
                 if not is_retryable(exc) or attempt >= attempts:
                     raise
                 wait = _backoff(attempt, getattr(exc, "retry_after", None))
@@ -590,6 +689,7 @@ class AgentCore:
             tasks=self.tasks,
             subagents=self.subagents,
             readable=self.readable_dirs(),
+            sandbox=self.sandbox,
         )
 
     async def send_request(self, request: Request) -> Any:

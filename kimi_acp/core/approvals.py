@@ -101,9 +101,11 @@ class Approvals:
         scope: Scope | None = None,
         warning: str | None = None,
         needed: bool = True,
+        sandbox: str | None = None,
     ) -> None:
         """Return when the call may run; raise ToolRejectedError when the user rejected it (or the
-        wait was cancelled), PermissionDenied when a rule or --afk refused it without asking."""
+        wait was cancelled), PermissionDenied when a rule or --afk refused it without asking.
+        `sandbox` is shown on the card (`ApprovalRequest.sandbox`): the OS sandbox the call runs in."""
         named = scope.rule_name if scope is not None and scope.rule_name else sender
         decision = self.rules.decide(named, scope, self._session.work_dir) if self.rules else None
         if decision is not None and decision.verdict == "deny":
@@ -129,6 +131,7 @@ class Approvals:
             display=scrubbed(list(display)),
             session_scope=(scope.label if scope is not None else f"`{action}`") if remembers else None,
             warning=warning,
+            sandbox=secrets.redact(sandbox) if sandbox else None,
             **self._source(),
         )
         self._pending[req.id] = req

@@ -2,8 +2,10 @@
 
 Kimi's format: `{"role": "_system_prompt", "content": ...}` first (frozen when the session is
 created), `{"role": "_checkpoint", "id": n}` markers, `{"role": "_usage", "token_count": n}` after
-steps, and one message per line otherwise. `/clear` and compaction rotate the file to
-`context_N.jsonl` and start a fresh one, so history is never destroyed.
+a reply whose provider reported usage (and after a compaction), and one message per line otherwise.
+A `_usage` line is only ever a count some model call reported: a Kimi client reads it as one, so
+an estimate stays in memory (`token_count` adds it to the last count). `/clear` and compaction
+rotate the file to `context_N.jsonl` and start a fresh one, so history is never destroyed.
 
 A rotation writes the new file whole first (`context.jsonl.new`, fsynced), then moves the old one
 aside and the new one in, so a full disk or a crash never leaves the session without its history:
@@ -34,9 +36,10 @@ class Context:
         self.path = path
         self.history: list[Message] = []
         self.system_prompt: str | None = None
-        self.token_count = 0
         self.n_checkpoints = 0
         self.estimated_tokens = 0  # ~chars/4 of prompt + history, kept up to date on every append
+        self._counted = 0  # the last count recorded as `_usage`
+        self._pending = 0  # ~chars/4 of what came after it (the prompt too, while nothing was counted)
         self._file: TextIO | None = None
         self._seen: tuple[int, int, int] | None = None  # the file as this object last left it
 
@@ -51,17 +54,19 @@ class Context:
             if role == "_system_prompt":
                 ctx.system_prompt = str(data.get("content") or "")
                 ctx.estimated_tokens += len(ctx.system_prompt) // 4
+                ctx._pending += len(ctx.system_prompt) // 4
             elif role == "_checkpoint":
                 ctx.n_checkpoints += 1
             elif role == "_usage":
                 count = data.get("token_count")
                 if isinstance(count, int):
-                    ctx.token_count = count
+                    ctx._counted, ctx._pending = count, 0
             elif isinstance(role, str) and not role.startswith("_"):
                 try:
                     message = Message.model_validate(data)
                     ctx.history.append(message)
                     ctx.estimated_tokens += estimate_tokens((message,))
+                    ctx._pending += estimate_tokens((message,))
                 except ValidationError as exc:
                     log.warning("%s:%d: skipping invalid message: %s", path, lineno, exc.errors()[0]["msg"])
         ctx._seen = seen
@@ -70,6 +75,12 @@ class Context:
     def changed_elsewhere(self) -> bool:
         """Whether another process wrote (or rotated) the file since this object last read or wrote it."""
         return self._file is None and _stamp(self.path) != self._seen
+
+    @property
+    def token_count(self) -> int:
+        """The size of the history as well as it is known: the last count recorded plus an estimate
+        of what came after it. What decides compaction."""
+        return self._counted + self._pending
 
     @property
     def is_new(self) -> bool:
@@ -81,6 +92,7 @@ class Context:
             self._write({"role": "_system_prompt", "content": system_prompt})
             self.system_prompt = system_prompt
             self.estimated_tokens += len(system_prompt) // 4
+            self._pending += len(system_prompt) // 4
 
     def append(self, messages: Iterable[Message]) -> None:
         """Written before it is kept: a message the disk refused is not in `history` either."""
@@ -88,14 +100,16 @@ class Context:
             self._write_raw(message.model_dump_json(exclude_none=True))
             self.history.append(message)
             self.estimated_tokens += estimate_tokens((message,))
+            self._pending += estimate_tokens((message,))
 
     def checkpoint(self) -> None:
         self._write({"role": "_checkpoint", "id": self.n_checkpoints})
         self.n_checkpoints += 1
 
     def set_token_count(self, count: int) -> None:
+        """Record a count a model call reported (never an estimate: see the module's note)."""
         self._write({"role": "_usage", "token_count": count})
-        self.token_count = count
+        self._counted, self._pending = count, 0
 
     def rotate(self, system_prompt: str, history: Iterable[Message] = (), token_count: int = 0) -> None:
         """Move the file aside (`context_N.jsonl`) and start over with `history`.
@@ -122,8 +136,8 @@ class Context:
         self.history = history
         self.system_prompt = system_prompt
         self.n_checkpoints = 0
-        self.token_count = token_count
         self.estimated_tokens = len(system_prompt) // 4 + estimate_tokens(history)
+        self._counted, self._pending = token_count, (0 if token_count else self.estimated_tokens)
         self._seen = _stamp(self.path)
 
     def close(self) -> None:

@@ -84,19 +84,12 @@ def build_system_prompt(
     role_additional: str = "",
 ) -> str:
     """The default agent's prompt; `role_additional` is an agent file's ROLE_ADDITIONAL argument."""
-    now = now or datetime.datetime.now().astimezone()
-    shell = os.environ.get("SHELL") or "/bin/sh"
-    extra_dirs = "".join(f"\n- Additional workspace directory: {d}" for d in additional_dirs)
     sections = [
         "You are Kimi, a coding agent working inside the user's project. You help by reading code, running "
         "commands and editing files with the tools you are given, then reporting clearly and briefly what you "
         "did.",
         *([role_additional.strip()] if role_additional.strip() else []),
-        "# Environment\n"
-        f"- Working directory: {work_dir}{extra_dirs}\n"
-        f"- Operating system: {platform.system()} {platform.release()} ({platform.machine()})\n"
-        f"- Shell: {shell}\n"
-        f"- Date: {now.strftime('%Y-%m-%d %A')} (time zone {now.strftime('%Z %z')})",
+        environment_section(work_dir, additional_dirs, now),
         _tools_section(tool_names),
         "# Working style\n"
         "- Make the smallest change that fully solves the task, matching the project's existing style.\n"
@@ -114,6 +107,37 @@ def build_system_prompt(
             "# Project instructions (AGENTS.md)\nThe project's AGENTS.md says the following; follow it.\n\n"
             f"{agents_md}"
         )
+    return "\n\n".join(sections) + "\n"
+
+
+def environment_section(work_dir: Path, additional_dirs: Sequence[Path] = (), now: datetime.datetime | None = None) -> str:
+    """The `# Environment` section: where the agent works, on what, and when."""
+    now = now or datetime.datetime.now().astimezone()
+    shell = os.environ.get("SHELL") or "/bin/sh"
+    extra_dirs = "".join(f"\n- Additional workspace directory: {d}" for d in additional_dirs)
+    return (
+        "# Environment\n"
+        f"- Working directory: {work_dir}{extra_dirs}\n"
+        f"- Operating system: {platform.system()} {platform.release()} ({platform.machine()})\n"
+        f"- Shell: {shell}\n"
+        f"- Date: {now.strftime('%Y-%m-%d %A')} (time zone {now.strftime('%Z %z')})"
+    )
+
+
+CLIENT_INSTRUCTIONS_HEADER = "# Instructions from the IDE"
+
+
+def with_client_prompt(session_prompt: str, mode: str, text: str, inputs: PromptInputs) -> str:
+    """The system message of a request when the IDE gave its own instructions (ACP `systemPrompt`).
+
+    `append` adds them after the session's prompt, so they take system-level precedence over the
+    conversation. `override` puts them in place of our instructions; the model still learns where
+    it works and which skills exist (the tool definitions are sent apart, unchanged)."""
+    if mode == "append":
+        return f"{session_prompt.rstrip()}\n\n{CLIENT_INSTRUCTIONS_HEADER}\n{text.strip()}\n"
+    sections = [text.strip(), environment_section(inputs.work_dir, inputs.additional_dirs, inputs.now)]
+    if inputs.skills:
+        sections.append(skills_section(inputs.skills))
     return "\n\n".join(sections) + "\n"
 
 

@@ -57,6 +57,18 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand("export", "Export current session context to a markdown file", hint="optional output file"),
     SlashCommand("import", "Import context from a file or session ID", hint="file path or session id"),
+    SlashCommand(
+        "model",
+        "Switch this session's model. Usage: /model [alias]. Run without args to list the models",
+        hint="model alias (none: list them)",
+    ),
+    SlashCommand("thinking", "Turn the model's thinking on or off for this session. Usage: /thinking on|off", hint="on | off"),
+    SlashCommand("rename", "Give this session a title. Usage: /rename <title>", hint="new title"),
+    SlashCommand(
+        "sandbox",
+        "Run Shell commands in an OS sandbox, or not. Usage: /sandbox [off|workspace-write|read-only]. Run without args to see the mode",
+        hint="off | workspace-write | read-only",
+    ),
     SlashCommand("help", "List the slash commands and skills you can use"),
 )
 COMMANDS = BUILTIN_COMMANDS  # the name older callers import

@@ -10,13 +10,17 @@ from __future__ import annotations
 import asyncio
 import datetime
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from .. import sessions
+from ..config import ConfigError, ResolvedModel, resolve_model
 from ..llm.types import ChatProvider
+from ..sandbox.policy import MODES
+from ..sandbox.session import SessionSandbox, mode_text
 from ..sessions import Session
 from ..wire.types import StatusUpdate, UserInput
 from .approvals import Approvals
@@ -61,6 +65,9 @@ class SlashHost(CompactionHost, Protocol):
     session: Session
     slash: SlashRegistry
     extra_dirs: list[Path]  # workspace dirs of this process only (ACP additionalDirectories, --add-dir)
+    model_alias: str | None  # the session's own model choice (None: the config's default)
+    thinking: bool | None  # the session's own thinking choice (None: the config's default)
+    sandbox: SessionSandbox  # where Shell commands run (kimi_acp/sandbox)
 
     @property
     def plan_mode(self) -> bool: ...
@@ -80,6 +87,16 @@ class SlashHost(CompactionHost, Protocol):
     def set_plan_mode(self, on: bool, *, announce: bool = True) -> None: ...
 
     def require_provider(self) -> ChatProvider: ...
+
+    def resolved_model(self) -> ResolvedModel | None: ...
+
+    async def set_model(self, alias: str, thinking: bool | None, *, announce: bool = False) -> None: ...
+
+    async def set_thinking(self, on: bool | None, *, announce: bool = False) -> None: ...
+
+    def rename(self, title: str) -> None: ...
+
+    def set_sandbox(self, mode: str, *, announce: bool = False) -> None: ...
 
     def fresh_system_prompt(self) -> str: ...
 
@@ -211,6 +228,106 @@ async def _plan(core: SlashHost, args: str) -> TurnResult:
         )
     else:
         core.say("Plan mode is off: I can change files again.")
+    return DONE
+
+
+# --------------------------------------------------------------------------- model, thinking, title
+
+
+async def _model(core: SlashHost, args: str) -> TurnResult:
+    """`/model` lists the configured models; `/model <alias>` switches to one from the next request."""
+    alias = _strip_quotes(args)
+    models = core.config.models
+    current = core.model_alias or core.config.default_model
+    if not alias:
+        if not models:
+            core.say("No models are configured. Run `kimi login` in a terminal to add one.")
+            return DONE
+        lines = ["Models (`/model <alias>` switches this session's model):"]
+        lines += [f"- `{name}`: {_model_label(core, name)}" + (" (current)" if name == current else "") for name in models]
+        core.say("\n".join(lines))
+        return DONE
+    if alias not in models:
+        names = ", ".join(f"`{n}`" for n in models) or "none"
+        core.say(f"Unknown model `{alias}`. Configured models: {names}.")
+        return DONE
+    try:
+        if not resolve_model(core.config, alias).usable:
+            core.say(f"Model `{alias}` cannot be used: its provider needs a base_url and the model a name.")
+            return DONE
+        await core.set_model(alias, core.thinking, announce=True)
+    except ConfigError as exc:
+        core.say(f"Cannot switch to `{alias}`: {exc}")
+        return DONE
+    core.say(f"This session now uses `{alias}` ({_model_label(core, alias)}) from the next request.")
+    return DONE
+
+
+def _model_label(core: SlashHost, alias: str) -> str:
+    model = core.config.models[alias]
+    return model.display_name or model.model or alias
+
+
+async def _thinking(core: SlashHost, args: str) -> TurnResult:
+    """`/thinking on|off`: the model's thinking for this session, from the next request."""
+    arg = args.strip().lower()
+    resolved = core.resolved_model()
+    if resolved is None:
+        core.say("No model is configured. Run `kimi login` in a terminal to add one.")
+        return DONE
+    wanted = core.thinking if core.thinking is not None else core.config.default_thinking
+    on = resolved.always_thinking or (bool(wanted) and resolved.supports_thinking)
+    if arg not in ("", "on", "off"):
+        core.say("Usage: `/thinking on|off`")
+        return DONE
+    if not arg:
+        core.say(f"Thinking is {'on' if on else 'off'} for `{resolved.alias}`. Usage: `/thinking on|off`")
+    elif not resolved.supports_thinking:
+        core.say(f"`{resolved.alias}` has no thinking mode (its capabilities have no `thinking`).")
+    elif resolved.always_thinking and arg == "off":
+        core.say(f"`{resolved.alias}` always thinks: its thinking cannot be turned off.")
+    else:
+        await core.set_thinking(arg == "on", announce=True)
+        core.say(f"Thinking is {arg} for `{resolved.alias}` from the next request.")
+    return DONE
+
+
+async def _sandbox(core: SlashHost, args: str) -> TurnResult:
+    """`/sandbox` says the mode in force; `/sandbox <mode>` sets this session's (persisted)."""
+    arg = args.strip().lower()
+    sandbox = core.sandbox
+    usage = f"Modes: {', '.join(f'`{m}` ({mode_text(m)})' for m in MODES)}. Usage: `/sandbox off|workspace-write|read-only`"
+    if not arg:
+        core.say(f"Sandbox: {sandbox.describe()}.\n\n{usage}")
+        return DONE
+    if arg not in MODES:
+        core.say(f"Unknown sandbox mode `{arg}`. {usage}")
+        return DONE
+    core.set_sandbox(arg, announce=True)
+    if arg == "off":
+        core.say("Sandbox off: each command asks for approval again.")
+        return DONE
+    await asyncio.to_thread(sandbox.detect)  # found once per process, off the event loop
+    reason = sandbox.unavailable_reason()
+    if reason is not None:
+        sandbox.mark_told()
+        core.say(f"The {arg} sandbox cannot be used here: {reason}. Commands and edits ask for approval as before.")
+    else:
+        core.say(f"Sandbox: {sandbox.describe()}; {mode_text(arg)}.")
+    return DONE
+
+
+TITLE_MAX_CHARS = 200
+
+
+async def _rename(core: SlashHost, args: str) -> TurnResult:
+    """`/rename <title>`: the session's title, as the IDE's history shows it; never replaced later."""
+    title = " ".join(_strip_quotes(args).split())[:TITLE_MAX_CHARS]
+    if not title:
+        core.say("Usage: `/rename <title>`")
+        return DONE
+    core.rename(title)
+    core.say(f"Session renamed to: {title}")
     return DONE
 
 
@@ -409,8 +526,23 @@ def help_text(commands: Sequence[SlashCommand], notes: Sequence[str] = ()) -> st
 
 
 def _help_line(command: SlashCommand) -> str:
-    aliases = f" (also /{', /'.join(command.aliases)})" if command.aliases else ""
-    return f"- /{command.name}{aliases}: {command.description}"
+    aliases = f" (also {', '.join(f'`/{a}`' for a in command.aliases)})" if command.aliases else ""
+    return f"- `/{command.name}`{aliases}: {code_spans(command.description)}"
+
+
+# A command with its arguments (`/add-dir <path>`, `/plan [on|off]`, `/thinking on|off`), and a bare `<placeholder>`.
+_COMMAND_USE = re.compile(r"(?<![\w/`])/[a-z][\w:-]*(?: (?:<[^<>`]*>|\[[^\]`]*\]|\w+(?:\|\w+)+))+")
+_PLACEHOLDER = re.compile(r"<[^<>`]*>")
+
+
+def code_spans(text: str) -> str:
+    """Commands and placeholders put in backticks, so clients that render Markdown keep `<path>`
+    (as HTML it would vanish); text already in backticks is left as it is."""
+    for pattern in (_COMMAND_USE, _PLACEHOLDER):
+        pieces = text.split("`")
+        pieces[::2] = [pattern.sub(lambda m: f"`{m.group(0)}`", piece) for piece in pieces[::2]]
+        text = "`".join(pieces)
+    return text
 
 
 _BUILTINS: dict[str, Any] = {
@@ -423,5 +555,9 @@ _BUILTINS: dict[str, Any] = {
     "add-dir": _add_dir,
     "export": _export,
     "import": _import,
+    "model": _model,
+    "thinking": _thinking,
+    "rename": _rename,
+    "sandbox": _sandbox,
     "help": _help,
 }

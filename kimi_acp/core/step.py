@@ -16,7 +16,7 @@ from ..llm.types import ChatProvider, ChatStream, Message, merge_deltas
 from ..tools.base import ToolContext, tool_error
 from ..wire.types import StatusUpdate, TextPart, ThinkPart, ToolCall, ToolCallPart, ToolResult
 from .context import Context
-from .messages import assistant_message, estimate_tokens, tool_result_message
+from .messages import assistant_message, tool_result_message
 from .stream import MessageStream
 from .toolset import CANCELLED_MESSAGE, ToolOutcome, Toolset
 
@@ -37,6 +37,8 @@ class StepHost(Protocol):
     def max_context_size(self) -> int | None: ...
 
     def plan_reminder(self) -> str: ...
+
+    def request_system_prompt(self) -> str: ...
 
     def tool_context(self, call: ToolCall, tool_name: str) -> ToolContext: ...
 
@@ -74,7 +76,7 @@ async def run_step(host: StepHost, provider: ChatProvider) -> list[ToolOutcome]:
     history: list[Message] = context.history
     if host.plan_mode:
         history = [*history, Message(role="user", content=host.plan_reminder())]
-    stream: ChatStream = provider.stream(context.system_prompt, host.toolset.specs(), history)
+    stream: ChatStream = provider.stream(host.request_system_prompt(), host.toolset.specs(), history)
     send = host.stream.send
     try:
         try:
@@ -112,9 +114,12 @@ async def run_step(host: StepHost, provider: ChatProvider) -> list[ToolOutcome]:
         raise
     reply = state.assistant()
     results = [tool_result_message(o.call.id, o.result) for o in outcomes]
-    context.append([reply, *results])
-    usage = stream.usage
-    context.set_token_count(usage.total + estimate_tokens(results) if usage is not None else context.estimated_tokens)
+    # Kimi's order: the reply, the provider's count (only when it reported one; otherwise the
+    # context keeps its estimate in memory), then the tool results.
+    context.append([reply])
+    if stream.usage is not None:
+        context.set_token_count(stream.usage.total)
+    context.append(results)
     return outcomes
 
 
@@ -153,19 +158,19 @@ async def _record_cut_short(host: StepHost, state: _StepState) -> None:
 
 
 def _send_status(host: StepHost, stream: ChatStream) -> None:
-    max_size = host.max_context_size
+    """The reply's figures. Without usage from the provider the context figures are null, as Kimi
+    sends them: a client's meter shows no guess (the estimate only decides compaction)."""
     usage = stream.usage
-    tokens = usage.input if usage is not None else host.context.estimated_tokens
-    host.stream.send(
-        StatusUpdate(
-            context_usage=round(tokens / max_size, 6) if max_size else None,
-            context_tokens=tokens,
-            max_context_tokens=max_size,
-            token_usage=usage,
-            message_id=stream.id,
-            plan_mode=host.plan_mode,
-        )
-    )
+    figures: dict[str, Any] = {}
+    if usage is not None:
+        max_size = host.max_context_size
+        figures = {
+            "context_usage": round(usage.input / max_size, 6) if max_size else None,
+            "context_tokens": usage.input,
+            "max_context_tokens": max_size,
+        }
+    status = StatusUpdate(token_usage=usage, message_id=stream.id, plan_mode=host.plan_mode, **figures)
+    host.stream.send(status)
 
 
 async def cancel_tasks(tasks: Any) -> None:

@@ -38,4 +38,21 @@ class CommandsChanged:
     """Internal (not a Wire message): the session's slash commands changed (a skill was added, …)."""
 
 
-INTERNAL_SIGNALS = (ModeChanged, TitleChanged, CommandsChanged)
+@dataclass(frozen=True)
+class ModelChanged:
+    """Internal (not a Wire message): the session's model or thinking changed (`/model`, `/thinking`),
+    so a front end that shows pickers shows the new choice."""
+
+    alias: str | None
+    thinking: bool | None
+
+
+@dataclass(frozen=True)
+class SandboxChanged:
+    """Internal (not a Wire message): the session's sandbox mode changed (`/sandbox`), so a front
+    end that shows pickers shows the new choice."""
+
+    mode: str
+
+
+INTERNAL_SIGNALS = (ModeChanged, TitleChanged, CommandsChanged, ModelChanged, SandboxChanged)

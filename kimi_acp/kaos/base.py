@@ -7,6 +7,7 @@ client's `fs/*` methods and runs commands in the client's terminal. Tools never 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -76,6 +77,18 @@ class CommandResult:
     terminal_id: str | None = None  # set when the command ran in a client terminal the user can see
 
 
+class CommandSandbox(Protocol):
+    """What confines a command: kimi_acp/sandbox implements it (bubblewrap, Landlock, Seatbelt).
+
+    `wrap` returns the argv that runs `argv` confined with `cwd` as its working directory. It needs
+    nothing from the environment (what the command must see, such as its TMPDIR, is in the argv), so
+    a client terminal on the same machine runs the wrapped argv just as `LocalKaos` does."""
+
+    name: str  # "bubblewrap", "landlock", "seatbelt": said in notes and on cards
+
+    def wrap(self, argv: Sequence[str], cwd: Path) -> list[str]: ...
+
+
 class Kaos(Protocol):
     name: str
 
@@ -115,8 +128,9 @@ class Kaos(Protocol):
         timeout: float,
         output_limit: int,
         tool_call_id: str | None = None,
+        sandbox: CommandSandbox | None = None,
     ) -> CommandResult:
-        """Run `command` through the user's shell in `cwd`; stdin is closed.
+        """Run `command` through the user's shell in `cwd`; stdin is closed; inside `sandbox` if given.
 
         On timeout the whole process group is killed and `timed_out` is set. If the awaiting task
         is cancelled, the process group is killed before CancelledError propagates.

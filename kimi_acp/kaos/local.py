@@ -16,12 +16,13 @@ import logging
 import os
 import signal
 import stat as _stat
+from collections.abc import Callable
 from io import BufferedReader
 from pathlib import Path
 
 from ..util.child_env import child_environment
 from ..util.fs import replace_file
-from .base import BinaryFileError, CommandResult, FileStat, TextWindow
+from .base import BinaryFileError, CommandResult, CommandSandbox, FileStat, TextWindow
 from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, started, wait_exit
 
 logger = logging.getLogger(__name__)
@@ -209,15 +210,21 @@ async def start_shell_command(
     stdin: int = asyncio.subprocess.DEVNULL,
     stderr: int = asyncio.subprocess.STDOUT,
     env: dict[str, str] | None = None,
+    sandbox: CommandSandbox | None = None,
 ) -> asyncio.subprocess.Process:
     """`command` through the user's shell, stdout piped, in a process group of its own (a cancel
-    mid-spawn kills the group: see `process_group.started`). Shell, hooks and background tasks."""
+    mid-spawn kills the group: see `process_group.started`). Shell, hooks and background tasks.
+
+    With `sandbox`, the shell runs inside it: the group's leader is then the sandbox's launcher
+    (bubblewrap's, which takes its whole sandbox down with it), so killing the group still kills
+    everything the command started."""
     shell = user_shell()
+    argv = [shell, "-c", command]
+    if sandbox is not None:
+        argv = sandbox.wrap(argv, cwd)
     return await started(
         asyncio.create_subprocess_exec(
-            shell,
-            "-c",
-            command,
+            *argv,
             cwd=str(cwd),
             stdin=stdin,
             stdout=asyncio.subprocess.PIPE,
@@ -232,6 +239,9 @@ class LocalKaos:
     """Files and processes of the machine the agent runs on."""
 
     name = "local"
+    # Called with (tool_call_id, text) as a foreground command's output arrives, so a front end
+    # can show it while the command runs (`kimi web`); None: nobody watches.
+    output_listener: Callable[[str, str], None] | None = None
 
     async def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
         size = os.stat(path).st_size  # FileNotFoundError as the protocol wants
@@ -276,10 +286,14 @@ class LocalKaos:
         timeout: float,
         output_limit: int,
         tool_call_id: str | None = None,
+        sandbox: CommandSandbox | None = None,
     ) -> CommandResult:
-        proc = await start_shell_command(command, cwd=cwd)
+        proc = await start_shell_command(command, cwd=cwd, sandbox=sandbox)
         logger.debug("started pid %s in %s: %r", proc.pid, cwd, command)
         sink = _OutputSink(output_limit)
+        listener = self.output_listener
+        if listener is not None and tool_call_id:
+            sink.on_text = lambda text: listener(tool_call_id, text)
         assert proc.stdout is not None
         reader = asyncio.create_task(_drain(proc.stdout, sink))
         timed_out = False
@@ -322,6 +336,7 @@ class _OutputSink:
     def __init__(self, limit: int) -> None:
         self.limit = max(0, limit)
         self.truncated = False
+        self.on_text: Callable[[str], None] | None = None  # sees each kept piece as it arrives
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._parts: list[str] = []
         self._size = 0
@@ -337,6 +352,11 @@ class _OutputSink:
         if chunk:
             self._parts.append(chunk)
             self._size += len(chunk)
+            if self.on_text is not None:
+                try:
+                    self.on_text(chunk)
+                except Exception:  # a viewer's failure must not stop the command's reading
+                    logger.exception("output listener failed")
 
     def text(self) -> str:
         self.feed(b"", final=True)

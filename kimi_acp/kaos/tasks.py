@@ -7,7 +7,8 @@ group. Each command runs locally in a process group of its own (also when an ACP
 terminals: a client terminal belongs to one tool call). Its merged stdout/stderr goes to
 `<session dir>/tasks/<id>.log`, kept bounded: past `2 * MAX_LOG_BYTES` only the last
 `MAX_LOG_BYTES` are kept. A task that finished is reported once to the model before its next
-step (`take_finished_note`); front ends that show tasks hear of each end through `on_end`.
+step (`take_finished_note`); front ends that show tasks hear of each end through `on_end`, and
+of each piece of a command's output, once it is in the log, through `on_output`.
 
 Each task also has `<id>.json`: what it is, its state, and the pid of the kimi process running it,
 rewritten (atomically) when it starts and when it ends. A later process reads these, so a session
@@ -31,6 +32,7 @@ from typing import Any, Literal
 
 from ..errors import ToolError
 from ..util.fs import atomic_write_text, make_dirs_below, open_private
+from .base import CommandSandbox
 from .local import start_shell_command
 from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, wait_exit
 
@@ -66,6 +68,7 @@ class BackgroundTask:
     dropped_bytes: int = 0  # output cut from the front of the log to keep it bounded
     pid: int | None = None
     owner_pid: int | None = None  # another kimi process that runs it (read from its record); None: this one
+    sandbox: str | None = None  # the sandbox it runs in ("bubblewrap", ...); None: unconfined
     _proc: asyncio.subprocess.Process | None = field(default=None, repr=False)
     _runner: asyncio.Task[None] | None = field(default=None, repr=False)
     _done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
@@ -109,6 +112,7 @@ class TaskTable:
         self._tasks: dict[str, BackgroundTask] = {}
         self._closed = False
         self._end_listeners: list[Callable[[BackgroundTask], None]] = []
+        self._output_listeners: list[Callable[[BackgroundTask, bytes], None]] = []
         self._past_read = False  # the records of earlier processes' tasks, read on first use
 
     # -------------------------------------------------------------- TurnService
@@ -125,14 +129,18 @@ class TaskTable:
 
     # -------------------------------------------------------------- operations (not `start`: front ends call a service's start())
 
-    async def launch(self, command: str, *, cwd: Path, description: str, timeout_s: float) -> BackgroundTask:
+    async def launch(
+        self, command: str, *, cwd: Path, description: str, timeout_s: float, sandbox: CommandSandbox | None = None
+    ) -> BackgroundTask:
+        """Start `command` (inside `sandbox` when given) as a task of this session."""
         if self._closed:
             raise RuntimeError("the session is closing")
         make_dirs_below(self.directory.parent, self.directory)  # never re-creates a deleted session
         task_id = self._next_id()
         task = BackgroundTask(task_id, command, description, self.directory / f"{task_id}.log", timeout_s)
         open_private(task.output_path, "wb").close()  # 0600 from the start: it holds command output
-        proc = await start_shell_command(command, cwd=cwd)
+        task.sandbox = sandbox.name if sandbox is not None else None
+        proc = await start_shell_command(command, cwd=cwd, sandbox=sandbox)
         task._proc, task.pid = proc, proc.pid
         self._tasks[task_id] = task
         self._save(task)
@@ -172,6 +180,17 @@ class TaskTable:
         def unsubscribe() -> None:
             if listener in self._end_listeners:
                 self._end_listeners.remove(listener)
+
+        return unsubscribe
+
+    def on_output(self, listener: Callable[[BackgroundTask, bytes], None]) -> Callable[[], None]:
+        """Call `listener(task, data)` with each piece of a command's output, right after it was
+        written to the log (so the log holds exactly what was told); returns the unsubscribe."""
+        self._output_listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._output_listeners:
+                self._output_listeners.remove(listener)
 
         return unsubscribe
 
@@ -227,6 +246,8 @@ class TaskTable:
         for task in ended:
             task._noted = True
             detail = f"exit code {task.exit_code}" if task.exit_code is not None else (task.reason or task.status)
+            if task.sandbox and task.status == "failed":
+                detail += f"; it ran in the {task.sandbox} sandbox (see TaskOutput: it may have failed because of it)"
             lines.append(f"- {task.id} ({task.description}): {task.status}, {detail}")
         return (
             "<system-reminder>Background tasks finished since your last step:\n"
@@ -364,6 +385,11 @@ class TaskTable:
                     return
                 f.write(chunk)
                 f.flush()
+                for listener in list(self._output_listeners):
+                    try:
+                        listener(task, chunk)
+                    except Exception:
+                        log.exception("background task %s: an output listener failed", task.id)
                 written += len(chunk)
                 if written > 2 * MAX_LOG_BYTES:
                     written = _keep_tail(f, task)

@@ -62,6 +62,18 @@ def create_provider(
         from .openai_legacy import OpenAILegacyProvider
 
         return OpenAILegacyProvider.from_resolved(resolved, **options)
+    if ptype == "openai_responses":
+        from .openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider.from_resolved(resolved, **options)
+    if ptype in ("gemini", "google_genai"):
+        from .gemini import GeminiProvider
+
+        return GeminiProvider.from_resolved(resolved, **options)
+    if ptype == "vertexai":
+        from .vertexai import VertexAIProvider
+
+        return VertexAIProvider.from_resolved(resolved, **options)
     from .anthropic import AnthropicProvider
 
     return AnthropicProvider.from_resolved(resolved, **options)

@@ -12,7 +12,6 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator, Sequence
-from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +39,7 @@ _MIN_THINKING_BUDGET = 1024
 _CACHE = {"type": "ephemeral"}
 _ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500}
 _DATA_URL = re.compile(r"^data:(?P<media>[\w.+/-]+);base64,(?P<data>.*)$", re.DOTALL)
+OPENAI_ENCRYPTED_PREFIX = "gAAAAA"  # llm/openai_responses.py: a Fernet token, not an Anthropic signature
 
 
 # --------------------------------------------------------------------------- request conversion
@@ -82,7 +82,9 @@ def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
     for part in message.parts():
         if isinstance(part, ThinkPart):
             think.append(part.think)
-            signature = part.encrypted or signature
+            # OpenAI's encrypted reasoning (a session that used the Responses API) is no signature.
+            if part.encrypted and not part.encrypted.startswith(OPENAI_ENCRYPTED_PREFIX):
+                signature = part.encrypted
             continue
         close_thinking()
         if isinstance(part, TextPart) and part.text:
@@ -243,19 +245,8 @@ class AnthropicProvider(HTTPChatProvider):
 
     async def _generate(self, chat: ChatStream, body: dict[str, Any]) -> AsyncIterator[list[StreamPart]]:
         state = _ReplyState()
-        async with aclosing(self._sse_batches(self.url, body)) as batches:
-            async for events in batches:
-                out: list[StreamPart] = []
-                try:
-                    for event in events:
-                        if not event.is_done:
-                            self._on_event(chat, event, state, out)
-                except ChatProviderError:
-                    if out:  # what arrived before the error is the client's too
-                        yield out
-                    raise
-                if out:
-                    yield out
+        async for out in self._part_batches(body, lambda event, out: self._on_event(chat, event, state, out)):
+            yield out
         if not state.complete:
             raise APIConnectionError("the connection closed before the response was complete")
         if not (state.saw_text or state.saw_call):

@@ -1,6 +1,7 @@
 """Talking HTTP to a model server: the plumbing the HTTP providers (`openai_legacy`, `kimi`,
-`anthropic`) share. One lazily created `httpx.AsyncClient` per provider, SSE reading, and the
-mapping of httpx failures and HTTP statuses to `llm.errors`.
+`anthropic`, `openai_responses`, `gemini`, `vertexai`) share. One lazily created
+`httpx.AsyncClient` per provider, SSE reading, and the mapping of httpx failures and HTTP statuses
+to `llm.errors`.
 
 Nothing here retries: the agent core owns retries, so a provider fails fast and precisely.
 
@@ -15,11 +16,13 @@ import email.utils
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from contextlib import aclosing
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 import httpx
 
+from ..errors import SIGN_IN_AGAIN, SignInRequired
 from ..util import secrets
 from ..util.user_agent import user_agent
 from .errors import APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError
@@ -27,8 +30,26 @@ from .sse import SSEEvent, SSEParser
 from .types import ChatStream, Message, StreamPart, ThinkingEffort, ToolSpec
 
 if TYPE_CHECKING:
-    from ..auth.source import OAuthTokenSource
     from ..config import ResolvedModel
+
+
+class TokenSource(Protocol):
+    """Credentials that change while the provider lives: a Kimi account (`auth.source.
+    OAuthTokenSource`) or Google's Application Default Credentials (`llm.vertexai`).
+
+    `access_token()` is cheap and synchronous; `ensure_fresh()` runs before each request;
+    `after_unauthorized()` runs once on a 401 and says whether a retry can help. A source may also
+    have `refused_error()`: the error for a 401 that a fresh token did not cure.
+    """
+
+    def access_token(self) -> str | None: ...
+
+    def headers(self) -> dict[str, str]: ...
+
+    async def ensure_fresh(self) -> None: ...
+
+    async def after_unauthorized(self, request_headers: Mapping[str, str]) -> bool: ...
+
 
 try:  # orjson decodes a streamed chunk faster than the json module; optional
     import orjson as _orjson
@@ -84,7 +105,7 @@ class HTTPChatProvider:
         thinking: ThinkingEffort | None = None,
         session_id: str | None = None,
         timeout: httpx.Timeout | float | None = None,
-        token_source: OAuthTokenSource | None = None,
+        token_source: TokenSource | None = None,
     ) -> None:
         self.model_name = model
         self.base_url = base_url.rstrip("/")
@@ -112,20 +133,22 @@ class HTTPChatProvider:
     ) -> Self:
         """A provider for a resolved model; `kwargs` go to the constructor (e.g. `timeout`)."""
         provider = resolved.provider
+        options = cls._options_from(resolved)
         return cls(
             model=resolved.model.model,
-            base_url=provider.base_url,
-            api_key=provider.api_key.get_secret_value(),
+            base_url=options.pop("base_url", provider.base_url),
+            api_key=options.pop("api_key", provider.api_key.get_secret_value()),
             custom_headers=provider.custom_headers,
             thinking=thinking,
             session_id=session_id,
-            **cls._options_from(resolved),
+            **options,
             **kwargs,
         )
 
     @classmethod
     def _options_from(cls, resolved: ResolvedModel) -> dict[str, Any]:
-        """Provider-specific constructor arguments taken from the resolved model's config."""
+        """Provider-specific constructor arguments taken from the resolved model's config (a
+        `base_url` or `api_key` here replaces the configured one)."""
         return {}
 
     def __repr__(self) -> str:  # never show the key
@@ -161,6 +184,9 @@ class HTTPChatProvider:
 
     def _auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
+    # What a 401 to a provider with a plain key tells the user (a token source has its own).
+    unauthorized_hint = f"Check this provider's api_key in config.toml. {SIGN_IN_AGAIN}"
 
     def _request_headers(self) -> dict[str, str] | None:
         """Per-request headers: only an account's token changes after the client is built."""
@@ -208,6 +234,15 @@ class HTTPChatProvider:
         reach a message."""
         return secrets.redact(text, [self._api_key] if self._api_key else [], mark="***")
 
+    def _status_error(self, status: int, reason: str, headers: Mapping[str, str], body: bytes) -> APIStatusError:
+        """The error for an HTTP error reply. A 401 means the key was refused: `SignInRequired`,
+        with the hint (Wire -32004, ACP auth_required), never retried. Providers whose servers say
+        "bad key" another way (Gemini: 400 API_KEY_INVALID) map that here too."""
+        error = status_error(status, reason, headers, body, redact=self._redact)
+        if status == 401:
+            return SignInRequired(f"{error}. {self.unauthorized_hint}")
+        return error
+
     def _malformed(self, data: str) -> ChatProviderError:
         return ChatProviderError(self._redact(f"malformed streaming response: {data[:_MALFORMED_CHARS]}"))
 
@@ -222,6 +257,26 @@ class HTTPChatProvider:
         if not isinstance(value, dict):
             raise self._malformed(data)
         return value
+
+    async def _part_batches(
+        self, body: dict[str, Any], on_event: Callable[[SSEEvent, list[StreamPart]], Any], *, with_done: bool = False
+    ) -> AsyncGenerator[list[StreamPart], None]:
+        """The parts `on_event` makes of each network read's events, a list per read (never empty);
+        the `[DONE]` event too only `with_done`. When an event is an error, the parts made before it
+        are yielded first: what arrived before the error is the client's too."""
+        async with aclosing(self._sse_batches(self.url, body)) as batches:
+            async for events in batches:
+                out: list[StreamPart] = []
+                try:
+                    for event in events:
+                        if with_done or not event.is_done:
+                            on_event(event, out)
+                except ChatProviderError:
+                    if out:
+                        yield out
+                    raise
+                if out:
+                    yield out
 
     async def _sse_batches(
         self, url: str, body: dict[str, Any], *, _reauthorized: bool = False
@@ -241,21 +296,16 @@ class HTTPChatProvider:
                 if response.status_code == 401 and self._token_source is not None:
                     await response.aread()
                     if _reauthorized or not await self._token_source.after_unauthorized(response.request.headers):
-                        from ..errors import SignInRequired
-
+                        refused = getattr(self._token_source, "refused_error", None)
+                        if refused is not None:
+                            raise refused()
                         raise SignInRequired("The Kimi service refused your account's sign-in (HTTP 401)")
                     async for batch in self._sse_batches(url, body, _reauthorized=True):
                         yield batch
                     return
                 if response.status_code >= 400:
                     raw = await response.aread()
-                    raise status_error(
-                        response.status_code,
-                        response.reason_phrase,
-                        response.headers,
-                        raw,
-                        redact=self._redact,
-                    )
+                    raise self._status_error(response.status_code, response.reason_phrase, response.headers, raw)
                 content_type = response.headers.get("content-type", "")
                 if "application/json" in content_type and "event-stream" not in content_type:
                     raw = await response.aread()

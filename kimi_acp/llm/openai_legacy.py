@@ -10,7 +10,6 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -313,18 +312,9 @@ class OpenAILegacyProvider(HTTPChatProvider):
         calls = ToolCallAssembler()
         deferred: list[StreamPart] = []  # text that arrives while a tool call is still open
         state = {"text": False, "complete": False}
-        async with aclosing(self._sse_batches(self.url, body)) as batches:
-            async for events in batches:
-                out: list[StreamPart] = []
-                try:
-                    for event in events:
-                        self._on_event(chat, event, calls, deferred, state, out)
-                except ChatProviderError:
-                    if out:  # what arrived before the error is the client's too
-                        yield out
-                    raise
-                if out:
-                    yield out
+        on_event = lambda event, out: self._on_event(chat, event, calls, deferred, state, out)  # noqa: E731
+        async for out in self._part_batches(body, on_event, with_done=True):
+            yield out
         if not state["complete"]:
             raise APIConnectionError("the connection closed before the response was complete")
         saw_call = calls.started

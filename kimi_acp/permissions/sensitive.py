@@ -60,6 +60,21 @@ def sensitive_reason(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def credential_locations() -> tuple[list[Path], list[Path], list[Path]]:
+    """What of this list exists on this machine now, for the OS sandbox to hide (kimi_acp/sandbox):
+    (directories, files, directories to leave readable inside the hidden ones).
+
+    The share dir (its `skills/` and `plans/` left readable), the credential files and directories
+    under the home directory, the token files directly in it, and the files named at run time (a
+    `--config-file`). What is matched by name anywhere (`.env`, `*.pem`, `id_rsa` in a project)
+    cannot be listed, so it is not here."""
+    home, share = Path.home(), share_dir()
+    dirs = [share, *(home / d for d in _HOME_DIRS)]
+    files = [*(home / f for f in sorted(_HOME_FILES)), *(home / f for f in sorted(_TOKEN_FILES)), *sorted(_extra)]
+    reopened = [share / d for d in _SHARE_DIR_OPEN]
+    return [d for d in dirs if d.is_dir()], [f for f in files if f.is_file()], [d for d in reopened if d.is_dir()]
+
+
 def _reason(path: Path) -> str | None:
     if path in _extra:
         return "the agent's configuration"

@@ -12,7 +12,8 @@ Where skills are found, the first of a name winning (Kimi Code CLI's order and d
    first with `merge_all_available_skills = false`), then `.agents/skills`;
 3. the user: `$KIMI_SHARE_DIR/skills` (`~/.kimi/skills`), `~/.claude/skills`, `~/.codex/skills`
    (the same rule), then the first of `~/.config/agents/skills` and `~/.agents/skills`;
-4. config `extra_skill_dirs` (`~` expanded, relative paths from the work dir).
+4. config `extra_skill_dirs` (`~` expanded, relative paths from the work dir);
+5. the skills bundled with the package (`sources.BUILTIN_SKILLS_DIR`), also with `--skills-dir`.
 
 A file that cannot be used (unreadable, bad YAML, a name that cannot be typed as a command) is
 skipped, logged, and shown under "Not loaded" by `/help` with its path and the reason; typing its

@@ -2,6 +2,9 @@
 
 Apart from `provider.py` because the early Wire `initialize` answer asks it before anything heavy is
 loaded: when no skill directory exists, that answer lists the built-in commands at once.
+
+The skills bundled with the package (`builtin/`: `kimi-cli-help`, `skill-creator`, as Kimi Code
+CLI bundles two of those names) come last, so any skill of the same name replaces one.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ import os
 from pathlib import Path
 
 from ..util.share_dir import share_dir
+
+BUILTIN_SKILLS_DIR = Path(__file__).parent / "builtin"  # package data (pyproject.toml)
 
 
 class SkillSources:
@@ -25,12 +30,14 @@ class SkillSources:
         extra_dirs: tuple[str, ...] = (),  # config extra_skill_dirs
         merge_brands: bool = True,  # config merge_all_available_skills
         home: Path | None = None,  # for tests; default Path.home()
+        builtin: bool = True,  # the bundled skills, after all others (tests may leave them out)
     ) -> None:
         self.work_dir = work_dir
         self.skills_dirs = tuple(skills_dirs)
         self.extra_dirs = tuple(extra_dirs)
         self.merge_brands = merge_brands
         self.home = home
+        self.builtin = builtin
 
     def roots(self) -> list[Path]:
         home = self.home or Path.home()
@@ -47,6 +54,8 @@ class SkillSources:
         for extra in self.extra_dirs:
             path = Path(extra).expanduser()
             roots.append(path if path.is_absolute() else self.work_dir / path)
+        if self.builtin:  # also with --skills-dir, as Kimi's
+            roots.append(BUILTIN_SKILLS_DIR)
         unique: list[Path] = []
         seen: set[str] = set()
         for root in roots:
@@ -64,5 +73,6 @@ def _existing(candidates: list[Path], all_of_them: bool) -> list[Path]:
 
 def may_have_skills(sources: SkillSources) -> bool:
     """Whether any skill directory exists (cheap: a few stat calls). The early Wire `initialize`
-    answer lists only the built-in commands, so it is given only when this is False."""
+    answer lists only the built-in commands, so it is given only when this is False (never with
+    the bundled skills: the answer then reads them, two small files with plain front matter)."""
     return any(root.is_dir() for root in sources.roots())

@@ -175,6 +175,7 @@ class SubagentRunner:
             tools=tools,
             system_prompt=spec.prompt_builder(),
             extra_dirs=root.workspace_dirs(),
+            sandbox=root.sandbox,  # its commands run in the root session's sandbox
         )
         child.approvals = root.approvals.for_subagent(
             agent_id=run.record.agent_id, subagent_type=run.kind.name, description=run.record.description,

@@ -27,6 +27,7 @@ from ..wire.types import (
 
 if TYPE_CHECKING:
     from ..kaos.tasks import TaskTable
+    from ..sandbox.session import SessionSandbox
 
 MAX_OUTPUT_CHARS = 50_000
 MAX_LINE_CHARS = 2_000
@@ -55,9 +56,11 @@ class Approver(Protocol):
         scope: Scope | None = None,
         warning: str | None = None,
         needed: bool = True,
+        sandbox: str | None = None,
     ) -> None:
         """Return when the call may run; raise ToolRejectedError when rejected or cancelled,
-        PermissionDenied when refused without asking (core/approvals.py has the order)."""
+        PermissionDenied when refused without asking (core/approvals.py has the order). `sandbox`:
+        what the card says about the OS sandbox the call runs in (or leaves)."""
         ...
 
 
@@ -122,6 +125,7 @@ class ToolContext:
     # Where reads need no approval besides the workspace: skill directories, the plan file (the
     # system temp dir is always there).
     readable: list[Path] = field(default_factory=list)
+    sandbox: SessionSandbox | None = None  # the session's OS sandbox (kimi_acp/sandbox): where Shell commands run
 
     def resolve(self, path: str) -> Path:
         """A tool path argument as an absolute path (relative ones are taken from the work dir)."""
@@ -156,6 +160,7 @@ class ToolContext:
         scope: Scope | None = None,
         warning: str | None = None,
         needed: bool = True,
+        sandbox: str | None = None,
     ) -> None:
         """Ask for approval of this call, unless the user's rules, yolo or a session approval of
         `scope` allow it (or `needed` is False and no rule asks); a `warning` always asks.
@@ -169,6 +174,7 @@ class ToolContext:
             scope=scope,
             warning=warning,
             needed=needed,
+            sandbox=sandbox,
         )
 
 

@@ -5,7 +5,9 @@
   "approve for this session" covers that directory; any other read runs unless a rule says
   otherwise.
 - An edit inside the workspace asks ("approve for this session": every in-workspace edit); one
-  outside asks per directory; a protected path always asks, with a warning.
+  outside asks per directory; a protected path always asks, with a warning. In a session whose
+  commands run in the `workspace-write` sandbox (kimi_acp/sandbox), an edit the sandbox would let a
+  command make (inside the workspace, not protected) runs unasked, as the command would.
 - A fetch or web search asks per host.
 """
 
@@ -61,13 +63,16 @@ async def permit_edit(ctx: ToolContext, path: Path, description: str, display: l
     """Before a file changes: in the workspace, outside it (per directory), or protected (always)."""
     reason = protected_reason(path)
     warning = f"`{path}` is {reason}." if reason is not None else None
+    needed = True
     if ctx.in_workspace(path):
         scope = action_scope(EDIT_ACTION, "edits of files in the workspace", path=path)
         action = EDIT_ACTION
+        sandbox = ctx.sandbox
+        needed = sandbox is None or not sandbox.edits_unasked(path, ctx.work_dir, ctx.additional_dirs)
     else:
         action = EDIT_OUTSIDE_ACTION
         scope = path_scope(EDIT_OUTSIDE_ACTION, real_path(path), "edits of files")
-    await ctx.approve(action=action, description=description, display=display, scope=scope, warning=warning)
+    await ctx.approve(action=action, description=description, display=display, scope=scope, warning=warning, needed=needed)
 
 
 def url_host(url: str) -> str:

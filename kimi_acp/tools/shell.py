@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from ..kaos.base import CommandResult
 from ..permissions.scope import command_scope
+from ..sandbox.session import Confinement, failure_note, sandbox_summary
 from ..wire.types import ShellDisplayBlock, ToolReturnValue, UnknownDisplayBlock
 from .actions import HIDE_OUTPUT_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
 from .base import MAX_LINE_CHARS, MAX_OUTPUT_CHARS, Params, Tool, ToolContext, cap_output, tool_error, tool_ok
@@ -38,6 +39,14 @@ class ShellParams(Params):
     description: str = Field(
         default="", description="A short description of what the command does (required with run_in_background)."
     )
+    outside_sandbox: bool = Field(
+        default=False,
+        description=(
+            "Only after a command failed because of the session's sandbox (its result says so): run it "
+            "again outside the sandbox. The user is asked to approve; give the `reason`."
+        ),
+    )
+    reason: str = Field(default="", description="With outside_sandbox: why the command needs to run outside the sandbox.")
 
     @model_validator(mode="after")
     def _check_mode(self) -> ShellParams:
@@ -45,6 +54,8 @@ class ShellParams(Params):
             raise ValueError(f"timeout must be at most {MAX_TIMEOUT_S} seconds in the foreground")
         if self.run_in_background and not self.description.strip():
             raise ValueError("description is required when run_in_background is true")
+        if self.outside_sandbox and not self.reason.strip():
+            raise ValueError("reason is required when outside_sandbox is true")
         return self
 
 
@@ -60,7 +71,10 @@ class Shell(Tool[ShellParams]):
         "With `run_in_background=true` (and a `description`) the command becomes a background task of "
         "this session: the call returns its task id at once, you are told when it finishes, and TaskList, "
         "TaskOutput and TaskStop manage it; use it for servers, watchers and long builds. "
-        "The user approves each command. Prefer ReadFile, Glob, Grep, WriteFile and StrReplaceFile for "
+        "The user approves each command, unless the session runs commands in a sandbox (its own choice): "
+        "then they run unasked inside it, and one that failed because of it may be run again outside "
+        "with `outside_sandbox` and a `reason`, which the user approves. "
+        "Prefer ReadFile, Glob, Grep, WriteFile and StrReplaceFile for "
         "reading, finding and editing files; use Shell for building, testing, git and other programs."
     )
     params = ShellParams
@@ -72,12 +86,7 @@ class Shell(Tool[ShellParams]):
         if params.run_in_background:
             return await _run_background(params, ctx)
 
-        await ctx.approve(
-            action=RUN_ACTION,
-            description=f"Run command `{command}`",
-            display=[ShellDisplayBlock(language="bash", command=command)],
-            scope=command_scope(RUN_ACTION, command),
-        )
+        confinement = await _approve(ctx, params, RUN_ACTION, "Run command")
         try:
             result = await ctx.kaos.run_command(
                 command,
@@ -85,11 +94,40 @@ class Shell(Tool[ShellParams]):
                 timeout=params.timeout,
                 output_limit=MAX_OUTPUT_CHARS,
                 tool_call_id=ctx.tool_call_id,
+                sandbox=confinement,
             )
         except OSError as exc:
             logger.debug("starting %r failed", command, exc_info=True)
             return tool_error(f"Failed to start the command: {exc}.", brief="Failed to start")
-        return _to_return_value(result, params.timeout)
+        value = _to_return_value(result, params.timeout)
+        if confinement is not None and value.is_error:
+            note = failure_note(confinement, result.output)
+            if note is not None:
+                value = value.model_copy(update={"message": f"{value.message} {note}"})
+        return value
+
+
+async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str) -> Confinement | None:
+    """Ask as the session's sandbox says; returns the sandbox the command runs in (None: unconfined).
+
+    Inside a sandbox nothing asks unless a rule does (`needed=False`); outside it (mode off, no
+    sandbox on this machine, or `outside_sandbox`) the command asks as always. The card says which."""
+    command = params.command
+    sandbox = ctx.sandbox
+    outside = params.outside_sandbox and sandbox is not None and sandbox.confining
+    confinement = None if sandbox is None or outside else sandbox.confinement(ctx.work_dir, ctx.additional_dirs)
+    note = None
+    if sandbox is not None:
+        note = sandbox.card_note(outside_reason=params.reason.strip() if outside else None)
+    await ctx.approve(
+        action=action,
+        description=f"{verb} `{command}`" + (" outside the sandbox" if outside else ""),
+        display=[ShellDisplayBlock(language="bash", command=command)],
+        scope=command_scope(action, command),
+        needed=confinement is None,
+        sandbox=note,
+    )
+    return confinement
 
 
 async def _run_background(params: ShellParams, ctx: ToolContext) -> ToolReturnValue:
@@ -97,22 +135,19 @@ async def _run_background(params: ShellParams, ctx: ToolContext) -> ToolReturnVa
     if ctx.tasks is None:
         return tool_error("Background tasks are not available here.", brief="Background unavailable")
     command = params.command
-    await ctx.approve(
-        action=RUN_BACKGROUND_ACTION,
-        description=f"Run background command `{command}`",
-        display=[ShellDisplayBlock(language="bash", command=command)],
-        scope=command_scope(RUN_BACKGROUND_ACTION, command),
-    )
+    confinement = await _approve(ctx, params, RUN_BACKGROUND_ACTION, "Run background command")
     try:
         task = await ctx.tasks.launch(
-            command, cwd=ctx.work_dir, description=params.description.strip(), timeout_s=params.timeout
+            command, cwd=ctx.work_dir, description=params.description.strip(), timeout_s=params.timeout,
+            sandbox=confinement,
         )
     except (OSError, RuntimeError) as exc:
         logger.debug("starting background %r failed", command, exc_info=True)
         return tool_error(f"Failed to start the background task: {exc}.", brief="Failed to start")
+    where = f" Note: {sandbox_summary(confinement)}" if confinement is not None else ""
     return tool_ok(
         task.summary() + "\n\nThe command runs in the background. You will be told when it finishes; "
-        "use TaskOutput to read its output and TaskStop to stop it.",
+        "use TaskOutput to read its output and TaskStop to stop it." + where,
         message="Background task started.",
         brief=f"Started {task.id}",
         display=[task_display(task)],
@@ -146,11 +181,12 @@ def _to_return_value(result: CommandResult, timeout: int) -> ToolReturnValue:
             brief=brief,
             display=display,
         )
-    return tool_ok(output, message=f"Command executed successfully.{suffix}", brief=brief, display=display)
+    # No brief on success, as Kimi: its clients would show the output's last line twice.
+    return tool_ok(output, message=f"Command executed successfully.{suffix}", display=display)
 
 
 def _brief(output: str) -> str:
-    """The last non-empty output line, shortened: enough for a one-line status in a UI."""
+    """The last non-empty output line, shortened: a failure's one-line status in a UI."""
     for line in reversed(output.splitlines()):
         line = line.strip()
         if line:

@@ -102,12 +102,17 @@ class MessageMerger:
 
 
 class WireRecorder:
-    """Appends merged messages to a session's wire.jsonl. Call `flush()` at turn boundaries."""
+    """Appends merged messages to a session's wire.jsonl. Call `flush()` at turn boundaries.
+
+    `last_timestamp` is the timestamp of the last record written: a subscriber after the recorder
+    learns when the message it was just given was recorded (the ACP session derives message ids
+    from a `TurnBegin`'s, so that a replay of the file repeats them)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: TextIO | None = None
         self._merger = MessageMerger()
+        self.last_timestamp: float | None = None
 
     def record(self, message: WireMessage) -> None:
         for merged, timestamp in self._merger.feed(message):
@@ -139,11 +144,13 @@ class WireRecorder:
         return self._file
 
     def _write(self, message: WireMessage, timestamp: float) -> None:
+        self.last_timestamp = None  # until this one is written
         line = json.dumps({"timestamp": timestamp, "message": to_envelope(message)}, ensure_ascii=False)
         f = self._open()
         try:
             f.write(line + "\n")
             f.flush()
+            self.last_timestamp = timestamp
         except BaseException:  # the next record reopens the file (a torn line gets its newline)
             self._file = None
             try:

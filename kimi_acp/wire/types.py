@@ -418,11 +418,14 @@ class ApprovalRequest(Request):
     # protected path): never remembered, refused under --afk.
     session_scope: str | None = None
     warning: str | None = None
+    # And the OS sandbox the call runs in, or leaves (kimi_acp/sandbox), in words: only when the
+    # session's sandbox mode is on.
+    sandbox: str | None = None
 
     @model_serializer(mode="wrap")
     def _without_unset_extensions(self, handler: Any) -> dict[str, Any]:
         data = handler(self)
-        for key in ("session_scope", "warning"):
+        for key in ("session_scope", "warning", "sandbox"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data

@@ -28,7 +28,9 @@ def env(share: Path, oauth: FakeOAuthServer) -> dict[str, str]:
 
 def write_account_config(share: Path, llm: FakeLLMServer) -> Path:
     path = share / "config.toml"
-    path.write_text(tomlkit.dumps(account_config(llm.base_url)))
+    config = account_config(llm.base_url)
+    config["session"] = {"generate_titles": False}  # these tests count the model requests
+    path.write_text(tomlkit.dumps(config))
     return path
 
 

@@ -25,13 +25,18 @@ def write_config(share_dir: Path, scripts: Sequence[str] = (), **overrides: Any)
     return path
 
 
-def fake_model_config(share_dir: Path, server: Any) -> Path:
-    """`config.toml` whose default model is OpenAI-style on `server` (a tests.fakes FakeLLMServer)."""
+def fake_model_config(share_dir: Path, server: Any, *, titles: bool = False, **overrides: Any) -> Path:
+    """`config.toml` whose default model is OpenAI-style on `server` (a tests.fakes FakeLLMServer).
+
+    Generated session titles are off unless `titles`: their request would take a scripted reply."""
+    model = {"provider": "fakeprov", "model": "fake-model", "max_context_size": 100_000, **overrides.pop("model", {})}
     return write_config(
         share_dir,
         default_model="fake",
-        models={"fake": {"provider": "fakeprov", "model": "fake-model", "max_context_size": 100_000}},
+        models={"fake": model},
         providers={"fakeprov": {"type": "openai_legacy", "base_url": server.base_url, "api_key": "sk-test"}},
+        session={"generate_titles": titles},
+        **overrides,
     )
 
 

@@ -11,7 +11,7 @@ from tests.support.acp_client import spawn_acp
 TYPOS = {
     "unknown_type": (
         '[providers.foo]\ntype = "openai"\nbase_url = "https://api.openai.com/v1"\n',
-        "providers.foo.type: unknown provider type 'openai' (expected one of kimi, openai_legacy, anthropic)",
+        "providers.foo.type: unknown provider type 'openai' (expected one of kimi, openai_legacy, openai_responses, anthropic, gemini, vertexai)",
     ),
     "base_url_without_scheme": (
         '[providers.foo]\ntype = "kimi"\nbase_url = "api.moonshot.cn/v1"\n',

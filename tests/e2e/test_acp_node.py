@@ -1,24 +1,30 @@
-"""`kimi acp` driven from Node by the official TypeScript SDK (`@agentclientprotocol/sdk`)."""
+"""`kimi acp` driven from Node: by the official TypeScript SDK (`@agentclientprotocol/sdk`), and by
+acpx, the headless ACP command line client (both pinned in tests/node/package-lock.json)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.e2e.acp_fixtures import write_config
+from tests.support.acp_client import REQUEST_DEFS, RESPONSE_DEFS, load_schemas
 from tests.support.wire_client import tool_call
 
 NODE_DIR = Path(__file__).resolve().parents[1] / "node"
+SCRIPTED_MODEL = {"provider": "scripted_provider", "model": "scripted_echo", "max_context_size": 100_000}
+ACPX = NODE_DIR / "node_modules" / "acpx" / "dist" / "cli.js"
 
 
 def _node_ready() -> None:
     """Make sure the pinned SDK is installed (the marker already skipped, or failed in CI, without node/npm)."""
-    if not (NODE_DIR / "node_modules" / "@agentclientprotocol" / "sdk").exists():
+    if not all((NODE_DIR / "node_modules" / name).exists() for name in ("@agentclientprotocol/sdk", "acpx")):
         subprocess.run(
             ["npm", "ci" if (NODE_DIR / "package-lock.json").exists() else "install", "--no-audit", "--no-fund"],
             cwd=NODE_DIR, check=True, capture_output=True, timeout=300,
@@ -35,6 +41,7 @@ def test_typescript_sdk_client_runs_a_session(tmp_path: Path) -> None:
     write_config(
         share,
         ["text: Hello, Node", tool_call("s1", "Shell", {"command": "echo node-ok"}), "text: ran it"],
+        models={"scripted": {**SCRIPTED_MODEL, "capabilities": ["thinking"]}},  # so it has a thought level
     )
     env = {**os.environ, "KIMI_SHARE_DIR": str(share)}
     completed = subprocess.run(
@@ -52,3 +59,58 @@ def test_typescript_sdk_client_runs_a_session(tmp_path: Path) -> None:
     assert result["permissions"] == [{"title": "Shell: echo node-ok", "options": ["approve", "approve_for_session", "reject"]}]
     assert result["listed"] == [result["sessionId"]]
     assert result["modeAfterSet"] == "yolo"
+    assert result["steeringSupported"] is True and result["steering"] == {"outcome": "injected"}
+    assert result["userChunks"] == ["steer from node"]  # shown when the model got it, after the Shell call
+    assert result["thinkingOption"] == {"id": "thinking", "type": "boolean", "currentValue": False}
+    assert result["thinkingAfterSet"] is True
+
+
+def _agent_messages(lines: list[str]) -> list[tuple[str, Any]]:
+    """(schema definition, value) of each message the agent sent, from acpx's JSON-RPC log."""
+    pending: dict[Any, str] = {}  # the client's open requests, by id
+    found = []
+    for line in lines:
+        message = json.loads(line)
+        method = message.get("method")
+        if method in REQUEST_DEFS:
+            found.append((REQUEST_DEFS[method], message.get("params")))
+        elif method is not None and "id" in message:
+            pending[message["id"]] = method
+        elif message.get("id") in pending and "result" in message:
+            found.append((RESPONSE_DEFS[pending.pop(message["id"])], message["result"]))
+    return found
+
+
+@pytest.mark.requires_tool("node", "npm")
+def test_acpx_sets_the_thought_level_and_every_message_validates(tmp_path: Path) -> None:
+    """acpx 0.19.1 has no `_session/steering` call (it queues a second prompt instead); it does set
+    config options, and re-applies them when it resumes the session for the next prompt."""
+    _node_ready()
+    share, project, home = (tmp_path / name for name in ("share", "project", "home"))
+    for directory in (share, project, home):
+        directory.mkdir()
+    write_config(share, ["text: thought it through"], models={"scripted": {**SCRIPTED_MODEL, "capabilities": ["thinking"]}})
+    env = {**os.environ, "KIMI_SHARE_DIR": str(share), "HOME": str(home)}  # acpx keeps its sessions in ~/.acpx
+    agent = f"{shlex.quote(sys.executable)} -m kimi_acp acp"
+
+    def acpx(*args: str) -> list[str]:
+        completed = subprocess.run(
+            ["node", str(ACPX), "--ttl", "1", "--approve-all", "--format", "json", "--agent", agent, *args],
+            cwd=project, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+        return [line for line in completed.stdout.splitlines() if line.startswith("{")]
+
+    acpx("sessions", "new")
+    (set_line,) = acpx("set", "thinking", "on")
+    assert json.loads(set_line)["value"] == "on"
+    log = acpx("prompt", "think about it")
+    options = [m for definition, m in _agent_messages(log) if definition == "SetSessionConfigOptionResponse"]
+    assert {o["id"]: o for o in options[-1]["configOptions"]}["thinking"]["currentValue"] == "on"
+    chunks = [m["update"] for d, m in _agent_messages(log) if d == "SessionNotification" and m["update"]["sessionUpdate"] == "agent_message_chunk"]
+    assert "".join(c["content"]["text"] for c in chunks) == "thought it through"
+    (state,) = share.glob("sessions/*/*/state.json")
+    assert json.loads(state.read_text())["thinking"] is True
+    schemas = load_schemas()
+    checked = _agent_messages(log)
+    assert len(checked) >= 5 and not [p for d, m in checked for p in schemas.validate(d, m)]

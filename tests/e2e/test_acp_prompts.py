@@ -223,15 +223,15 @@ async def test_provider_error_is_a_jsonrpc_error(share, project):
 
 
 async def test_provider_error_after_partial_output_is_visible_too(share, project):
-    write_config(share, [tool_call("g1", "Glob", {"pattern": "*"}), "text: partial answer\nerror: 400 context window exceeded"])
+    write_config(share, [tool_call("g1", "Glob", {"pattern": "*"}), "text: partial answer\nerror: 400 the request was malformed"])
     async with spawn_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         with pytest.raises(acp.RequestError) as caught:
             await agent.prompt(session.session_id, "hi")
-        assert "context window exceeded" in str(caught.value)
+        assert "the request was malformed" in str(caught.value)
         shown = texts(agent.recorder.updates(session.session_id))
-        assert shown.startswith("partial answer") and "context window exceeded" in shown
+        assert shown.startswith("partial answer") and "the request was malformed" in shown
 
 
 async def test_max_steps_gives_max_turn_requests(share, project):

@@ -9,6 +9,7 @@ from typing import Any
 import acp
 import pytest
 
+from kimi_acp.core.slash_commands import code_spans
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.acp_client import spawn_acp
 from tests.support.wire_client import tool_call
@@ -185,8 +186,8 @@ async def test_help_lists_what_available_commands_lists(share, project, tmp_path
         seen = len(agent.recorder.updates(session.session_id))
         await agent.prompt(session.session_id, "/help")
         text = texts(agent.recorder.updates(session.session_id)[seen:])
-        for name, description in listed.items():
-            assert f"- /{name}" in text and description in text
+        for name, description in listed.items():  # arguments in backticks: Markdown keeps `<path>`
+            assert f"- `/{name}`" in text and code_spans(description) in text
 
 
 FLOW = """---

@@ -162,7 +162,7 @@ async def test_sessions_lists_what_a_wire_turn_left(start_wire, work_dir: Path) 
 TYPOS = {
     "unknown_type": (
         '[providers.foo]\ntype = "openai"\nbase_url = "https://api.openai.com/v1"\n',
-        "at providers.foo.type: unknown provider type 'openai' (expected one of kimi, openai_legacy, anthropic)",
+        "at providers.foo.type: unknown provider type 'openai' (expected one of kimi, openai_legacy, openai_responses, anthropic, gemini, vertexai)",
     ),
     "base_url_without_scheme": (
         '[providers.foo]\ntype = "kimi"\nbase_url = "api.moonshot.cn/v1"\n',

@@ -272,3 +272,22 @@ async def test_cancel_during_a_slow_stream_stops_it_within_a_second(
     context = next(share_dir.glob("sessions/*/*/context.jsonl")).read_text()
     assert "word0" in context
     await finish(wire, share_dir)
+
+
+async def test_a_full_context_window_is_compacted_once_and_the_step_asked_again(start_provider_wire, server):
+    """A 400 saying the request does not fit the model's window: compaction, then the same step
+    again (every provider type maps its context-length error so: llm.errors.is_context_overflow)."""
+    server.enqueue(
+        text_reply("first answer"),
+        error_reply(400, "This model's maximum context length is 8192 tokens", type="invalid_request_error"),
+        text_reply("a summary of what happened"),
+        text_reply("second answer"),
+    )
+    wire = await start_provider_wire(server.base_url)
+    await wire.call("initialize", {"protocol_version": "1.10"})
+    await wire.call("prompt", {"user_input": "one"})
+    response, seen = await wire.call("prompt", {"user_input": "two"})
+    assert response["result"] == {"status": "finished"}
+    assert "CompactionBegin" in event_types(seen) and "CompactionEnd" in event_types(seen)
+    assert text_of(seen) == "second answer"
+    assert len(server.requests) == 4

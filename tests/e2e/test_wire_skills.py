@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kimi_acp.core.slash_commands import code_spans
 from kimi_acp.sessions import work_dir_key
 from tests.support.wire_client import event_types, events, scripted_config_data, text_of, tool_call
 
@@ -125,7 +126,8 @@ async def test_skills_dir_flag_and_extra_skill_dirs(start_wire, tmp_path, work_d
     wire = await start_wire((), "--skills-dir", str(tmp_path / "mine"), config=config, env=home)
     init, _ = await wire.call("initialize", {"protocol_version": "1.10"})
     names = [c["name"] for c in init["result"]["slash_commands"]]
-    assert names[-2:] == ["skill:deploy", "skill:extra"] and "skill:review" not in names
+    skills = [n for n in names if n.startswith("skill:")]  # sorted by name; the bundled ones stay
+    assert skills == ["skill:deploy", "skill:extra", "skill:kimi-cli-help", "skill:skill-creator"]
 
 
 async def test_a_broken_skill_is_reported_by_path_and_skipped(start_wire, work_dir, home):
@@ -147,7 +149,8 @@ async def test_a_broken_skill_is_reported_by_path_and_skipped(start_wire, work_d
 async def test_skills_added_between_turns_are_listed_usable_and_told(start_wire, share_dir, work_dir, home):
     wire = await start_wire(["text: one", "text: two", "text: three"], env=home)
     init, _ = await wire.call("initialize", {"protocol_version": "1.10"})
-    assert not any(c["name"].startswith("skill:") for c in init["result"]["slash_commands"])
+    bundled = {"skill:kimi-cli-help", "skill:skill-creator"}
+    assert {c["name"] for c in init["result"]["slash_commands"] if c["name"].startswith("skill:")} == bundled
     await wire.call("prompt", {"user_input": "hello"})
     add_skill(work_dir / ".kimi" / "skills", "review", SKILL)
     init, _ = await wire.call("initialize", {"protocol_version": "1.10"})
@@ -325,10 +328,10 @@ async def test_help_initialize_and_the_registry_agree(start_wire, work_dir, home
     init, _ = await wire.call("initialize", {"protocol_version": "1.10"})
     commands = init["result"]["slash_commands"]
     _, seen = await wire.call("prompt", {"user_input": "/help"})
-    help_lines = [line for line in text_of(seen).splitlines() if line.startswith("- /")]
-    assert [line[3:].split(": ", 1)[0].split(" (also")[0] for line in help_lines] == [c["name"] for c in commands]
+    help_lines = [line for line in text_of(seen).splitlines() if line.startswith("- `/")]
+    assert [line[4:].split("`", 1)[0] for line in help_lines] == [c["name"] for c in commands]
     for command, line in zip(commands, help_lines):
-        assert line.endswith(command["description"])
+        assert line.endswith(code_spans(command["description"]))  # arguments in backticks for Markdown
     for command in commands:  # every advertised command runs (none is "Unknown")
         if command["name"] in ("init", "compact", "skill:review"):
             continue  # these call the model

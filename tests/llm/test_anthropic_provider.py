@@ -248,3 +248,12 @@ async def test_malformed_event(server: FakeLLMServer, provider: AnthropicProvide
     server.enqueue(Stream(["event: message_start\ndata: {truncated"]))
     error = await _error_of(provider)
     assert type(error) is ChatProviderError and str(error) == "malformed streaming response: {truncated"
+
+
+def test_reasoning_encrypted_by_openai_is_not_sent_as_a_signature() -> None:
+    """A session that used the Responses API keeps OpenAI's encrypted reasoning in its think
+    parts; Anthropic would refuse it as a signature, so that thinking is dropped like unsigned."""
+    from kimi_acp.llm.anthropic import to_anthropic_messages
+
+    history = [Message(role="assistant", content=[ThinkPart(think="t", encrypted="gAAAAABopenai"), TextPart(text="hi")])]
+    assert to_anthropic_messages(history) == [{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}]

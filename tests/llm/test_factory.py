@@ -50,7 +50,15 @@ def _no_env_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(
     ("ptype", "cls_name"),
-    [("kimi", "KimiProvider"), ("openai_legacy", "OpenAILegacyProvider"), ("anthropic", "AnthropicProvider")],
+    [
+        ("kimi", "KimiProvider"),
+        ("openai_legacy", "OpenAILegacyProvider"),
+        ("anthropic", "AnthropicProvider"),
+        ("openai_responses", "OpenAIResponsesProvider"),
+        ("gemini", "GeminiProvider"),
+        ("google_genai", "GeminiProvider"),
+        ("vertexai", "VertexAIProvider"),
+    ],
 )
 async def test_http_provider_types(ptype: str, cls_name: str) -> None:
     provider = create_provider(
@@ -73,14 +81,30 @@ def test_scripted_echo_provider_type(tmp_path: Path) -> None:
     assert type(provider).__name__ == "ScriptedEchoProvider" and provider.model_name == "scripted_echo"
 
 
-@pytest.mark.parametrize("ptype", ["gemini", "openai_responses", "_chaos", "vertexai"])
-def test_unsupported_type(ptype: str) -> None:
+def test_unsupported_type() -> None:
     with pytest.raises(ChatProviderError) as info:
-        create_provider(_resolved(ptype, base_url="http://x"))
+        create_provider(_resolved("_chaos", base_url="http://x"))
     assert str(info.value) == (
-        f"provider type '{ptype}' is not supported by kimi-acp "
-        "(supported: kimi, openai_legacy, anthropic)"
+        "provider type '_chaos' is not supported by kimi-acp "
+        "(supported: kimi, openai_legacy, openai_responses, anthropic, gemini, vertexai)"
     )
+
+
+NEW_PROVIDER_MODULES = ("kimi_acp.llm.openai_responses", "kimi_acp.llm.gemini", "kimi_acp.llm.vertexai", "cryptography")
+
+
+def test_the_new_providers_load_nothing_until_used() -> None:
+    """Importing the package (and creating another provider) loads none of them; a Vertex AI
+    provider with an API key does not load `cryptography` either (only the JWT signing does)."""
+    code = (
+        "import sys, kimi_acp.llm, kimi_acp.llm.openai_legacy\n"
+        f"print(sorted(m for m in {NEW_PROVIDER_MODULES!r} if m in sys.modules))\n"
+        "import kimi_acp.llm.vertexai\n"
+        "print('cryptography' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["[]", "False"]
 
 
 def test_unusable_http_provider() -> None:
@@ -132,3 +156,56 @@ def test_importing_the_package_does_not_import_httpx() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize(
+    ("error", "overflow"),
+    [
+        ("400 Bad Request: This model's maximum context length is 128000 tokens.", True),  # OpenAI, Moonshot, vLLM
+        ("400 Bad Request: Your input exceeds the context window of this model.", True),  # Responses API
+        ("400 Bad Request: prompt is too long: 210000 tokens > 200000 maximum", True),  # Anthropic
+        ("400 Bad Request: The input token count (1200000) exceeds the maximum number of tokens allowed", True),  # Gemini
+        ("context_length_exceeded: Your input exceeds the context window", None),  # in a stream: no status
+        ("429 Too Many Requests: too many tokens per minute", False),
+        ("400 Bad Request: invalid tool schema", False),
+    ],
+)
+def test_context_overflow_is_recognised_for_every_provider(error: str, overflow: bool | None) -> None:
+    from kimi_acp.llm.errors import APIConnectionError, APIStatusError, is_context_overflow
+
+    status = int(error[:3]) if error[:3].isdigit() else None
+    exc = APIStatusError(status, error) if status else ChatProviderError(error)
+    assert is_context_overflow(exc) is bool(overflow if overflow is not None else True)
+    assert not is_context_overflow(APIConnectionError(error))
+
+
+def test_the_documented_examples_of_the_new_types_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/configuration.md's annotated config.toml loads, and its OpenAI Responses, Gemini and
+    Vertex AI entries make providers whose requests the official SDKs' types accept."""
+    import re
+
+    from kimi_acp.config import load_config
+    from kimi_acp.llm.types import Message
+    from tests.fakes.gemini_server import service_account
+    from tests.support.sdk_wire import gemini_request_problems, responses_request_problems
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    example = re.search(r"## `config.toml`.*?```toml\n(.*?)```", docs, re.DOTALL)
+    assert example is not None
+    key_file, _ = service_account(tmp_path, "https://oauth2.googleapis.com/token")
+    text = example.group(1).replace("/home/you/keys/vertex-sa.json", str(key_file))
+    config = load_config(config_text=text).config
+    history = [Message(role="user", content="hi")]
+    for alias, check in (
+        ("gpt-5", responses_request_problems),
+        ("gemini-3-pro-preview", gemini_request_problems),
+        ("gemini-vertex", lambda body: gemini_request_problems(body, vertex=True)),
+    ):
+        resolved = resolve_model(config, alias)
+        assert resolved is not None and resolved.usable
+        provider = create_provider(resolved, thinking=True)
+        assert check(provider.build_body("sys", [], history)) == []  # type: ignore[attr-defined]
+    vertex = create_provider(resolve_model(config, "gemini-vertex"))  # type: ignore[arg-type]
+    assert vertex.url.startswith(  # type: ignore[attr-defined]
+        "https://us-central1-aiplatform.googleapis.com/v1/projects/your-project-id/locations/us-central1/"
+    )

@@ -554,7 +554,10 @@ async def test_api_key_is_redacted_from_server_echoes(
     for _ in range(4):
         messages.append(str(await _error_of(provider)))
     assert all("***" in m for m in messages)
-    assert messages[0] == "401 Unauthorized: Incorrect API key provided: ***"
+    assert messages[0] == (
+        "401 Unauthorized: Incorrect API key provided: ***. "
+        "Check this provider's api_key in config.toml. Run `kimi login` to sign in again."
+    )
 
 
 async def test_invalid_base_url_is_not_a_connection_error() -> None:
@@ -622,3 +625,13 @@ def test_sse_parser_lines_and_flush() -> None:
     assert parser.feed_line("") is None  # blank line without data dispatches nothing
     assert parser.feed("data: unterminated") == []
     assert parser.flush() == SSEEvent("unterminated")
+
+
+async def test_401_is_the_sign_in_hint_for_every_http_provider(server: FakeLLMServer, provider: OpenAILegacyProvider) -> None:
+    """A refused key: SignInRequired (Wire -32004, ACP auth_required), never retried."""
+    from kimi_acp.errors import SignInRequired
+
+    server.enqueue(error_reply(401, "Incorrect API key provided"))
+    error = await _error_of(provider)
+    assert isinstance(error, SignInRequired) and error.status_code == 401 and not is_retryable(error)
+    assert "api_key" in str(error) and "kimi login" in str(error)

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -51,6 +51,7 @@ RESPONSE_DEFS = {
     "session/set_config_option": "SetSessionConfigOptionResponse",
     "session/prompt": "PromptResponse",
     "logout": "LogoutResponse",
+    "_session/steering": "ExtResponse",  # an extension method: the schema leaves its result open
 }
 # Which definition validates the params of each message the agent sends.
 REQUEST_DEFS = {
@@ -64,6 +65,8 @@ REQUEST_DEFS = {
     "terminal/kill": "KillTerminalRequest",
     "terminal/release": "ReleaseTerminalRequest",
     "elicitation/create": "CreateElicitationRequest",
+    # Protocol-level (`x-side: protocol` in the schema): either side may send it.
+    "$/cancel_request": "CancelRequestNotification",
 }
 
 
@@ -233,6 +236,7 @@ class EditorClient(acp.Client):
         self.fs_writes: list[tuple[str, str]] = []
         self.terminals: dict[str, dict[str, Any]] = {}
         self.terminal_calls: list[tuple[str, str]] = []
+        self.meta: dict[str, Any] = {}  # clientCapabilities._meta, e.g. {"terminal_output": True}
 
     # -- permissions
     async def request_permission(self, options: Any, session_id: str, tool_call: Any, **kwargs: Any) -> RequestPermissionResponse:
@@ -337,6 +341,8 @@ class EditorClient(acp.Client):
         caps: dict[str, Any] = {"fs": {"readTextFile": self.fs, "writeTextFile": self.fs}, "terminal": self.terminal}
         if self.elicitation:
             caps["elicitation"] = {"form": {}}
+        if self.meta:
+            caps["_meta"] = self.meta
         return caps
 
 
@@ -362,8 +368,10 @@ class AcpProcess:
 
 @contextlib.asynccontextmanager
 async def spawn_acp(
-    env: dict[str, str], *, fs: bool = False, terminal: bool = False, elicitation: bool = False, cwd: Path | None = None
+    env: dict[str, str], *, fs: bool = False, terminal: bool = False, elicitation: bool = False, cwd: Path | None = None,
+    args: Sequence[str] = (),
 ) -> AsyncIterator[AcpProcess]:
+    """`python -m kimi_acp acp [args]` with an `EditorClient`; every message it sends is schema-checked."""
     recorder = Recorder()
     client = EditorClient(recorder, fs=fs, terminal=terminal, elicitation=elicitation)
     async with acp.spawn_agent_process(
@@ -372,6 +380,7 @@ async def spawn_acp(
         "-m",
         "kimi_acp",
         "acp",
+        *args,
         env={"PYTHONFAULTHANDLER": "1", **env},  # a crash prints every thread's stack to stderr
         cwd=str(cwd) if cwd else None,
         transport_kwargs={"limit": 64 * 1024 * 1024},

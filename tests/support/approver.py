@@ -19,6 +19,7 @@ class ApprovalCall:
     display: list[Any]
     scope: Any = None
     warning: str | None = None
+    sandbox: str | None = None  # what the card says about the OS sandbox
 
 
 @dataclass
@@ -42,9 +43,10 @@ class FakeApprover:
         scope: Any = None,
         warning: str | None = None,
         needed: bool = True,
+        sandbox: str | None = None,
     ) -> None:
         if not needed and warning is None:
             return
-        self.requests.append(ApprovalCall(tool_call_id, sender, action, description, list(display), scope, warning))
+        self.requests.append(ApprovalCall(tool_call_id, sender, action, description, list(display), scope, warning, sandbox))
         if self.reject:
             raise ToolRejectedError(self.feedback)

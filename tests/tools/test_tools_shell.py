@@ -20,12 +20,12 @@ if TYPE_CHECKING:
     from .conftest import Call, FakeApprover
 
 
-async def test_success_output_and_brief(call: Call) -> None:
+async def test_success_has_the_output_and_no_brief(call: Call) -> None:
     result = await call(Shell(), command="echo one; echo two")
     assert not result.is_error
     assert result.output == "one\ntwo\n"
     assert result.message == "Command executed successfully."
-    assert result.display == [BriefDisplayBlock(text="two")]
+    assert result.display == []  # Kimi's: a brief would repeat the output's last line
 
 
 async def test_runs_in_work_dir_with_merged_stderr(call: Call, work_dir: Path) -> None:
@@ -159,6 +159,7 @@ async def test_terminal_output_gets_hide_block(ctx: ToolContext) -> None:
             "timeout": 5,
             "output_limit": MAX_OUTPUT_CHARS,
             "tool_call_id": "call-1",
+            "sandbox": None,  # the session has no sandbox
         }
     ]
     assert result.message == "Command executed successfully. Output was truncated."

@@ -156,7 +156,8 @@ def test_rotate_moves_the_file_aside_and_starts_fresh(tmp_path: Path) -> None:
     assert (tmp_path / "context_2.jsonl").read_bytes() == second
     assert raw_lines(path) == [{"role": "_system_prompt", "content": "third prompt"}]
     loaded = Context.load(path)
-    assert loaded.history == [] and loaded.system_prompt == "third prompt" and loaded.token_count == 0
+    # /clear counted nothing: the count is the prompt's estimate, and no `_usage` line says otherwise
+    assert loaded.history == [] and loaded.system_prompt == "third prompt" and loaded.token_count == len("third prompt") // 4
 
 
 def test_rotate_skips_existing_rotation_numbers(tmp_path: Path) -> None:
@@ -192,3 +193,28 @@ def test_estimated_tokens_grow_with_content(tmp_path: Path) -> None:
     ctx.rotate("x" * 8)
     assert ctx.estimated_tokens == 2
     ctx.close()
+
+
+def test_an_estimate_is_kept_in_memory_and_never_written_as_usage(tmp_path: Path) -> None:
+    """Kimi clients read `_usage` as a provider's count: without one only the estimate grows."""
+    path = tmp_path / "context.jsonl"
+    ctx = Context(path)
+    ctx.start("p" * 400)
+    ctx.append([Message(role="user", content="u" * 800), Message(role="assistant", content="a" * 400)])
+    assert ctx.token_count == ctx.estimated_tokens == 100 + 200 + 100
+    ctx.close()
+    assert "_usage" not in [line["role"] for line in raw_lines(path)]
+    assert Context.load(path).token_count == 400  # read back: the same estimate, for compaction
+
+
+def test_the_count_is_the_last_usage_plus_an_estimate_of_what_came_after(tmp_path: Path) -> None:
+    path = tmp_path / "context.jsonl"
+    ctx = Context(path)
+    ctx.start("p" * 400)
+    ctx.append([Message(role="user", content="u" * 800), Message(role="assistant", content="a" * 400)])
+    ctx.set_token_count(5000)
+    ctx.append([Message(role="tool", tool_call_id="c1", content="t" * 4000)])
+    assert ctx.token_count == 5000 + 1000
+    ctx.close()
+    assert [line.get("token_count") for line in raw_lines(path) if line["role"] == "_usage"] == [5000]
+    assert Context.load(path).token_count == 6000

@@ -37,7 +37,7 @@ from kimi_acp.cli.login import (
 from kimi_acp.config import ConfigError, load_config, resolve_model
 from tests.fakes.openai_server import FakeLLMServer
 
-KIMI_CODE, MOONSHOT, OPENAI, ANTHROPIC = KINDS
+KIMI_CODE, MOONSHOT, OPENAI, ANTHROPIC, OPENAI_RESPONSES, GEMINI = KINDS
 KEY = "sk-unit-secret-91b2"
 
 
@@ -77,7 +77,9 @@ def test_parse_kind_choice() -> None:
     assert parse_kind_choice("2") is KIMI_CODE
     assert parse_kind_choice(" 4 ") is OPENAI
     assert parse_kind_choice("5") is ANTHROPIC
-    for bad in ("0", "6", "x", "-1", "1.0"):
+    assert parse_kind_choice("6") is OPENAI_RESPONSES
+    assert parse_kind_choice("7") is GEMINI
+    for bad in ("0", "8", "x", "-1", "1.0"):
         with pytest.raises(InvalidAnswer):
             parse_kind_choice(bad)
 
@@ -90,7 +92,10 @@ def test_kind_defaults() -> None:
     assert (MOONSHOT.type, MOONSHOT.base_url, MOONSHOT.model) == ("kimi", "https://api.moonshot.ai/v1", "kimi-k2-0905-preview")
     assert (OPENAI.type, OPENAI.model, OPENAI.max_context_size, OPENAI.key_optional) == ("openai_legacy", "", 128000, True)
     assert (ANTHROPIC.type, ANTHROPIC.base_url, ANTHROPIC.max_context_size) == ("anthropic", "https://api.anthropic.com", 200000)
-    assert not any(k.key_optional for k in (KIMI_CODE, MOONSHOT, ANTHROPIC))
+    assert not any(k.key_optional for k in (KIMI_CODE, MOONSHOT, ANTHROPIC, OPENAI_RESPONSES, GEMINI))
+    assert (OPENAI_RESPONSES.type, OPENAI_RESPONSES.base_url) == ("openai_responses", "https://api.openai.com/v1")
+    assert (GEMINI.type, GEMINI.base_url) == ("gemini", "https://generativelanguage.googleapis.com")  # as Kimi's docs
+    assert OPENAI_RESPONSES.capabilities == GEMINI.capabilities == ("thinking", "image_in")
 
 
 def test_parse_base_url() -> None:
@@ -245,6 +250,11 @@ def test_models_url_and_headers() -> None:
     anthropic = probe_headers("anthropic", "k")
     assert anthropic["x-api-key"] == "k" and anthropic["anthropic-version"] == "2023-06-01"
     assert "Authorization" not in anthropic
+    assert models_url("openai_responses", "https://api.openai.com/v1") == "https://api.openai.com/v1/models"
+    assert probe_headers("openai_responses", "k")["Authorization"] == "Bearer k"
+    assert models_url("gemini", GEMINI.base_url) == "https://generativelanguage.googleapis.com/v1beta/models?pageSize=1000"
+    gemini = probe_headers("gemini", "k")
+    assert gemini["x-goog-api-key"] == "k" and "Authorization" not in gemini
 
 
 def test_parse_model_list() -> None:
@@ -252,6 +262,19 @@ def test_parse_model_list() -> None:
     assert parse_model_list(data) == (ModelInfo("a"), ModelInfo("b", 8192))
     assert parse_model_list({"models": []}) == ()
     assert parse_model_list([1, 2]) == ()
+
+
+def test_parse_gemini_model_list() -> None:
+    from tests.fakes.gemini_server import model_entry  # (google-genai's own reading of each entry)
+
+    gemini = {
+        "models": [
+            model_entry("gemini-2.5-pro", input_limit=1_048_576),
+            model_entry("text-embedding-004", methods=("embedContent",)),  # cannot chat: not offered
+            {"name": "models/gemini-2.5-flash"},
+        ]
+    }
+    assert parse_model_list(gemini) == (ModelInfo("gemini-2.5-pro", 1_048_576), ModelInfo("gemini-2.5-flash"))
 
 
 @pytest.fixture
@@ -269,6 +292,18 @@ def test_probe_outcomes(server: FakeLLMServer) -> None:
         missing = probe_provider(OPENAI, bare.url, KEY)
         assert missing.outcome == "unverified" and "HTTP 404" in missing.reason and "need /v1" in missing.reason
         assert "need /v1" not in probe_provider(OPENAI, bare.base_url, KEY).reason
+
+
+def test_probe_gemini() -> None:
+    from tests.fakes.gemini_server import FakeGeminiServer
+
+    with FakeGeminiServer(models=["gemini-2.5-pro", "gemini-2.5-flash"], api_keys={KEY}) as gemini:
+        ok = probe_provider(GEMINI, gemini.url, KEY)
+        assert ok.outcome == "ok" and [m.id for m in ok.models] == ["gemini-2.5-pro", "gemini-2.5-flash"]
+        assert ok.models[0].context == 1_048_576
+        assert gemini.requests[0].headers["x-goog-api-key"] == KEY
+        rejected = probe_provider(GEMINI, gemini.url, "AIza-wrong")  # Gemini answers a bad key with a 400
+        assert rejected.outcome == "rejected" and "not valid" in rejected.reason
 
 
 def test_probe_unreachable_never_mentions_the_key() -> None:
@@ -340,3 +375,46 @@ def test_run_login_broken_config_fails_before_any_question(tmp_path: Path) -> No
     assert ask.prompts == []  # type: ignore[attr-defined]
     assert err.getvalue().startswith(f"kimi: error: invalid config in {path}")
     assert err.getvalue().count("\n") == 1
+
+
+async def test_login_gemini_end_to_end(tmp_path: Path) -> None:
+    """Choice 7 with the real probe: the key is checked, the listed models and their window are
+    offered, and the saved model answers a prompt through the same fake."""
+    from kimi_acp.llm import create_provider
+    from kimi_acp.llm.types import Message
+    from tests.fakes.gemini_server import FakeGeminiServer, text_stream
+
+    path = tmp_path / "config.toml"
+    with FakeGeminiServer(models=["gemini-2.5-pro", "gemini-2.5-flash"], api_keys={KEY}) as gemini:
+        out, err = io.StringIO(), io.StringIO()
+        code = run_login(
+            input_fn=scripted("7", gemini.url, "2", "", ""), secret_fn=scripted(KEY),
+            out=out, err=err, config_path=path,
+        )
+        assert code == 0, err.getvalue()
+        assert "1. gemini-2.5-pro" in out.getvalue() and "OK: the server accepted the key." in out.getvalue()
+        data = tomllib.loads(path.read_text())
+        assert data["default_model"] == "gemini-2.5-flash"
+        assert data["providers"]["gemini-2.5-flash"] == {"type": "gemini", "base_url": gemini.url, "api_key": KEY}
+        model = data["models"]["gemini-2.5-flash"]
+        assert model["max_context_size"] == 1_048_576 and model["capabilities"] == ["thinking", "image_in"]
+        resolved = resolve_model(load_config(path).config)
+        assert resolved is not None
+        provider = create_provider(resolved)
+        gemini.enqueue(text_stream("hello"))
+        assert [p.text async for p in provider.stream("", [], [Message(role="user", content="hi")])] == ["hello"]  # type: ignore[union-attr]
+        await provider.aclose()
+        assert gemini.problems == []
+
+
+def test_login_openai_responses(tmp_path: Path, server: FakeLLMServer) -> None:
+    path = tmp_path / "config.toml"
+    out, err = io.StringIO(), io.StringIO()
+    code = run_login(
+        input_fn=scripted("6", server.base_url, "1", "", ""), secret_fn=scripted(KEY),
+        out=out, err=err, config_path=path,
+    )
+    assert code == 0, err.getvalue()
+    data = tomllib.loads(path.read_text())
+    assert data["providers"]["x"]["type"] == "openai_responses"
+    assert data["models"]["x"]["max_context_size"] == 400000

@@ -45,3 +45,15 @@ def test_readme_installs_the_dev_extras_before_running_the_tests() -> None:
     section = readme[tests:]
     assert section.index("pip install -e '.[dev]'") < section.index("python -m pytest")
     assert readme.index("python -m pytest") > tests  # not listed anywhere before its install
+
+
+def test_readme_says_how_to_replace_kimi_code_clis_kimi() -> None:
+    """With Kimi Code CLI installed, a plain install leaves its `kimi` in place (uv refuses, pipx
+    reports success): the README gives the forcing commands and how to check which `kimi` runs."""
+    readme = (ROOT / "README.md").read_text()
+    install = readme[readme.index("## Install") : readme.index("## Give it a model")]
+    shell = "\n".join(code_blocks(install, "sh"))
+    assert "pipx install --force ." in shell and "uv tool install --force ." in shell
+    assert "kimi --version" in shell and "kimi-acp, version" in install
+    assert "error: Executable already exists: kimi" in install
+    assert re.search(r"pip(x)? install[^\n]* uv\b", install)  # how to get uv

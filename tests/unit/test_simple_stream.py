@@ -208,6 +208,30 @@ def test_a_cancelled_step_ends_with_its_results_and_a_failed_step_with_step_end(
     ]  # fmt: skip
 
 
+def test_a_reply_without_usage_ends_at_its_id_or_else_at_the_step_end_in_the_same_order() -> None:
+    """Without usage the reply's StatusUpdate has null figures (as Kimi sends it); a plan-mode update
+    in the middle of the step is not its end."""
+    def turn(status: w.StatusUpdate) -> list[Any]:
+        return [
+            w.TurnBegin(user_input="go"), w.StepBegin(n=1), w.TextPart(text="run"), *_call("s", "Shell", "{}"),
+            w.StatusUpdate(plan_mode=True), w.TextPart(text=" it"), status, _result("s", "ok"),
+            w.StepBegin(n=2), w.TextPart(text="done"), w.StatusUpdate(plan_mode=True), w.TurnEnd(),
+        ]  # fmt: skip
+
+    with_id = ss.to_simple_events(turn(w.StatusUpdate(message_id="chatcmpl-1", plan_mode=True)))
+    without = ss.to_simple_events(turn(w.StatusUpdate(plan_mode=True)))
+    assert with_id == without
+    assert [type(e).__name__ for e in with_id] == [
+        "RunBegin", "TurnBegin", "TextDelta", "ToolCallBegin", "TextDelta", "StepEnd", "ToolResult", "TurnEnd",
+        "TurnBegin", "TextDelta", "StepEnd", "TurnEnd", "RunEnd",
+    ]  # fmt: skip
+    assert with_id[5] == ss.StepEnd(content="run it", tool_calls=(ss.ToolCallInfo(id="s", name="Shell", arguments="{}"),))
+    # live, the id ends the step as soon as the reply is complete: before the tool's result arrives
+    mapper = ss.SimpleStream()
+    live = [mapper.feed(m) for m in turn(w.StatusUpdate(message_id="chatcmpl-1", plan_mode=True))]
+    assert [type(e).__name__ for e in live[7]] == ["StepEnd"] and [type(e).__name__ for e in live[8]] == ["ToolResult"]
+
+
 def test_nested_turns_continue_the_run_and_messages_outside_runs_map_to_nothing() -> None:
     flow = [
         w.StatusUpdate(plan_mode=True),  # set_plan_mode between turns

@@ -28,6 +28,8 @@ def home(tmp_path: Path) -> Path:
 
 
 def sources(work_dir: Path, home: Path, **kwargs: object) -> SkillSources:
+    """Without the bundled skills unless asked: these tests count the skills they wrote."""
+    kwargs.setdefault("builtin", False)
     return SkillSources(work_dir, home=home, **kwargs)  # type: ignore[arg-type]
 
 
@@ -167,14 +169,15 @@ def test_the_early_wire_answer_lists_the_skills_or_waits(tmp_path: Path, work_di
     config.write_text("{}")
     options = {"work_dir": str(work_dir), "config_file": str(config)}
     answer = wire_main._early_initialize(message, options)
-    assert answer is not None and not any(c["name"].startswith("skill:") for c in answer["slash_commands"])
+    bundled = ["skill:kimi-cli-help", "skill:skill-creator"]
+    assert answer is not None and [c["name"] for c in answer["slash_commands"] if c["name"].startswith("skill:")] == bundled
     write_skill(work_dir / ".kimi" / "skills", "a", skill_md("review", "Review"))
     answer = wire_main._early_initialize(message, options)
-    assert answer is not None and answer["slash_commands"][-1] == {"name": "skill:review", "description": "Review", "aliases": []}
+    assert answer is not None and {"name": "skill:review", "description": "Review", "aliases": []} in answer["slash_commands"]
     write_skill(tmp_path / "extra", "b", skill_md("deploy", "Deploy"))
     config.write_text('{"extra_skill_dirs": ["%s"]}' % (tmp_path / "extra"))
     answer = wire_main._early_initialize(message, options)
-    assert answer is not None and [c["name"] for c in answer["slash_commands"][-2:]] == ["skill:deploy", "skill:review"]
+    assert answer is not None and [c["name"] for c in answer["slash_commands"][-4:]] == ["skill:deploy", *bundled[:1], "skill:review", bundled[1]]
     config.write_text('{"extra_skill_dirs": "not a list"}')
     assert wire_main._early_initialize(message, options) is None  # unsure: the loaded session answers
 
@@ -202,3 +205,33 @@ def test_plain_front_matter_reads_what_pyyaml_reads() -> None:
         plain = _plain_front_matter(text)
         if plain is not None:
             assert plain == yaml.safe_load(text), repr(text)
+
+
+def test_the_bundled_skills_come_last_and_yield_to_any_skill_of_their_name(work_dir: Path, home: Path, tmp_path: Path) -> None:
+    bundled = SkillProvider(sources(work_dir, home, builtin=True))
+    assert {s.name for s in bundled.skills_found} == {"kimi-cli-help", "skill-creator"} and not bundled.problems
+    write_skill(work_dir / ".kimi" / "skills", "mine", skill_md("skill-creator", "Our own way"))
+    provider = SkillProvider(sources(work_dir, home, builtin=True))
+    assert {s.name: s.description for s in provider.skills_found}["skill-creator"] == "Our own way"
+    with_flag = SkillProvider(sources(work_dir, home, builtin=True, skills_dirs=(tmp_path / "none",)))
+    assert [s.name for s in with_flag.skills_found] == ["kimi-cli-help", "skill-creator"]  # --skills-dir keeps them
+
+
+def test_the_bundled_skills_are_package_data() -> None:
+    """A regular (non-editable) install has them only if pyproject.toml's package-data names them."""
+    import fnmatch
+    import tomllib
+
+    from kimi_acp.skills.sources import BUILTIN_SKILLS_DIR
+
+    root = Path(__file__).resolve().parents[2]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["kimi_acp.skills"]
+    files = [p.relative_to(BUILTIN_SKILLS_DIR.parent).as_posix() for p in BUILTIN_SKILLS_DIR.rglob("*") if p.is_file()]
+    assert sorted(files) == ["builtin/kimi-cli-help/SKILL.md", "builtin/skill-creator/SKILL.md"]
+    assert all(any(fnmatch.fnmatch(f, pattern) for pattern in patterns) for f in files)
+    # the early Wire answer reads them on every start: plain front matter, no PyYAML import
+    from kimi_acp.skills.provider import _plain_front_matter
+
+    for path in BUILTIN_SKILLS_DIR.glob("*/SKILL.md"):
+        front, _ = split_front_matter(path.read_text(encoding="utf-8"))
+        assert front is not None and _plain_front_matter(front) is not None, path

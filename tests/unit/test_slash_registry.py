@@ -66,7 +66,8 @@ def test_the_lists_clients_see_come_from_the_same_commands() -> None:
     assert acp_entries(commands)[-1] == {"name": "skill:a", "description": "Does A", "input": {"hint": "optional request"}}
     text = help_text(commands, ["/bad/SKILL.md: broken"])
     for command in commands:
-        assert f"/{command.name}" in text and command.description in text
+        assert f"`/{command.name}`" in text and command.description.split(". Usage")[0] in text
+    assert "Usage: `/add-dir <path>`" in text and "Usage: `/plan [on|off|view|clear]`" in text  # kept by Markdown
     assert "Not loaded:\n- /bad/SKILL.md: broken" in text
 
 

@@ -60,6 +60,11 @@ NOT_BEFORE_THE_FIRST_SESSION = (
     "importlib.metadata",
     "logging.handlers",
     "kimi_acp.mcp.config",  # an mcp.json without servers (written below) loads nothing of MCP
+    # the providers a session imports only when it talks to such a model (issue #23)
+    "kimi_acp.llm.openai_responses",
+    "kimi_acp.llm.gemini",
+    "kimi_acp.llm.vertexai",
+    "cryptography",
 )
 
 

@@ -21,6 +21,8 @@ SAME = [
     ["--wire", "--mcp-config-file", "/tmp/a.json", "--mcp-config-file=/tmp/b.json", "--mcp-config", '{"mcpServers": {}}'],
     ["--wire", "--plan", "--afk", "--max-retries-per-step", "5", "--agent-file", "/tmp/agent.yaml"],
     ["--wire", "--skills-dir", "/tmp/s1", "--skills-dir=/tmp/s2", "--add-dir", "/tmp/d1", "--add-dir=/tmp/d2"],
+    ["--wire", "--sandbox", "workspace-write"],
+    ["--wire", "--sandbox=read-only", "--yolo"],
 ]
 FALLBACK = [
     ["--wire", "--help"],
@@ -33,6 +35,7 @@ FALLBACK = [
     ["--wire", "-wDIR"],
     ["--wire", "info"],
     ["--work-dir", "/tmp"],
+    ["--wire", "--sandbox", "on"],  # click names the modes
 ]
 
 

@@ -41,6 +41,7 @@ def start_on(start_web: StartWeb, llm: FakeLLMServer, *replies: Stream) -> WebSe
         "default_model": "fake",
         "models": {"fake": {"provider": "fake", "model": "fake-model", "max_context_size": 100_000}},
         "providers": {"fake": {"type": "openai_legacy", "base_url": llm.base_url, "api_key": "sk-test"}},
+        "session": {"generate_titles": False},  # the fake server's replies are the conversation's
     })  # fmt: skip
 
 

@@ -20,14 +20,16 @@ TIMEOUT = httpx.Timeout(30.0)
 
 
 def events(server: WebServer, session_id: str) -> Iterator[dict[str, Any]]:
-    """The page's notifications of a session, one per SSE `data:` line (30 s read limit)."""
+    """The page's notifications of a session, one per SSE `data:` line, or a JSON-RPC batch of
+    them (a replayed history) flattened (30 s read limit)."""
     url = f"{server.base}/api/sessions/{session_id}/events"
     with httpx.stream("GET", url, params={"token": server.token}, timeout=TIMEOUT) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
         for line in response.iter_lines():
             if line.startswith("data: "):
-                yield json.loads(line[len("data: "):])
+                data = json.loads(line[len("data: "):])
+                yield from data if isinstance(data, list) else [data]
 
 
 def until(stream: Iterator[dict[str, Any]], method: str) -> list[dict[str, Any]]:
@@ -55,7 +57,8 @@ def test_every_route_refuses_a_request_without_the_right_token(start_web: StartW
     routes = [
         ("GET", "/"), ("GET", "/static/app.js"), ("GET", "/api/sessions"), ("POST", "/api/sessions"),
         ("GET", f"/api/sessions/{session_id}/events"), ("POST", f"/api/sessions/{session_id}/prompt"),
-        ("POST", f"/api/sessions/{session_id}/cancel"), ("GET", "/nope"),
+        ("POST", f"/api/sessions/{session_id}/cancel"), ("POST", f"/api/sessions/{session_id}/rename"),
+        ("POST", f"/api/sessions/{session_id}/delete"), ("GET", "/static/cards.js"), ("GET", "/nope"),
     ]  # fmt: skip
     for method, path in routes:
         bare = httpx.request(method, server.base + path, json={"text": "x"}, timeout=TIMEOUT)

@@ -32,6 +32,8 @@ class StreamingArguments:
         self._fed = 0
         self._watching = True
         self._partial: dict[str, Any] = {}
+        self._last_key: str | None = None  # the last key begun, placeholders included (see `complete`)
+        self._closed = False  # the text read so far ends a value: `}`, `]` or `,`
         self._final: dict[str, Any] | None = None
         self._unlexed = ""  # counted in _fed but not given to the lexer yet (see _read_whole)
         if first and not self._read_whole(first):
@@ -49,6 +51,7 @@ class StreamingArguments:
         self._chunks.append(first)
         self._text = first
         self._partial = _without_trailing_half_pair(value)
+        self._last_key = next(reversed(value), None)
         self._unlexed = first[:WATCH_LIMIT]
         self._fed = len(self._unlexed)
         self._watching = self._fed < WATCH_LIMIT
@@ -88,13 +91,19 @@ class StreamingArguments:
         lexer = self._get_lexer()
         for start in range(0, len(piece), _FEED_SLICE):
             lexer.append_string(piece[start : start + _FEED_SLICE])
+        significant = piece.rstrip()
+        if significant:
+            self._closed = significant[-1] in "}],"
         try:
             value = json.loads(lexer.complete_json())
         except ValueError:
             return False  # e.g. text after the object: the whole read at the end decides
         if not isinstance(value, dict):
             return False
+        self._last_key = next(reversed(value), None)
         value = _without_trailing_half_pair(value)
+        if not self._closed:
+            value = _only_known(value)
         if value == self._partial:
             return False
         self._partial = value
@@ -108,9 +117,7 @@ class StreamingArguments:
 
     def complete(self, key: str) -> bool:
         """Whether the value of `key` is final: a later key has started after it."""
-        if key not in self._partial:
-            return False
-        return next(reversed(self._partial)) != key
+        return key in self._partial and self._last_key != key
 
     def final(self) -> dict[str, Any]:
         """The complete arguments as an object ({} when they are not a JSON object)."""
@@ -131,6 +138,32 @@ class StreamingArguments:
             for start in range(0, len(unlexed), _FEED_SLICE):
                 self._lexer.append_string(unlexed[start : start + _FEED_SLICE])
         return self._lexer
+
+
+def _only_known(value: dict[str, Any]) -> dict[str, Any]:
+    """Drop what the lexer made up to close the JSON: the last member still being written, when it
+    is not a string (whose prefix is known text). A key whose value has not started reads as
+    `null`, `t` as `true`, `-` as `0` (and `{"comm` is a key `comm`); a card must never show such
+    placeholders (acpx showed `{"command": null}`). Not called when the text read so far ends a
+    value (`}`, `]`, `,`); otherwise a real trailing number or `null` shows once more text follows."""
+    container: Any = value
+    while True:
+        if isinstance(container, dict) and container:
+            key = next(reversed(container))
+            last = container[key]
+            if isinstance(last, (dict, list)):
+                container = last
+                continue
+            if not isinstance(last, str):
+                del container[key]
+        elif isinstance(container, list) and container:
+            last = container[-1]
+            if isinstance(last, (dict, list)):
+                container = last
+                continue
+            if not isinstance(last, str):
+                container.pop()
+        return value
 
 
 def _without_trailing_half_pair(value: dict[str, Any]) -> dict[str, Any]:

@@ -5,13 +5,23 @@ Built on the SDK's public pieces (`acp.connection.Connection`, the request and r
 its `Connection` and can put the request guard (guard.py) in front of the router without reaching
 into the SDK's private attributes. Only what the server sends is here; updates go out through the
 transport directly (transport.py).
+
+A dialog (a permission request, a question form) that the agent stops waiting for is withdrawn:
+when the task awaiting its answer is cancelled (`session/cancel`, `session/close`, a background
+subagent stopped, the request settled some other way), the client gets `$/cancel_request` with
+the request's JSON-RPC id, so no dead dialog stays on screen. The SDK assigns that id inside
+`send_request`; an observer (`Connection.add_observer`, public) sees the request go out in the
+same task, and a context variable tells it which call it belongs to.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import logging
 from typing import Any
 
-from acp.connection import Connection
+from acp.connection import Connection, StreamDirection, StreamEvent
 from acp.meta import CLIENT_METHODS
 from acp.schema import (
     CreateFormSessionElicitationRequest,
@@ -35,7 +45,13 @@ from acp.schema import (
 )
 from acp.utils import request_model, serialize_params
 
+log = logging.getLogger(__name__)
+
+CANCEL_REQUEST = "$/cancel_request"  # ACP's protocol-level notification (schema: x-side "protocol")
 _elicitation_answer: Any = None  # a TypeAdapter of the three answers, built on first use
+# Set by `_withdrawable` around `send_request`: the observer puts the id of the request it sees
+# go out in this task into the list.
+_sent_ids: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("kimi_acp_sent_ids", default=None)
 
 
 class ClientCalls:
@@ -43,14 +59,40 @@ class ClientCalls:
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
+        connection.add_observer(self._observe)
+
+    @staticmethod
+    def _observe(event: StreamEvent) -> None:
+        sent = _sent_ids.get()
+        message = event.message
+        if sent is not None and not sent and event.direction is StreamDirection.OUTGOING and "method" in message and "id" in message:
+            sent.append(message["id"])
+
+    async def _withdrawable(self, method: str, params: dict[str, Any]) -> Any:
+        """`send_request`, and `$/cancel_request` for it when the caller stops waiting."""
+        sent: list[Any] = []
+        token = _sent_ids.set(sent)
+        try:
+            return await self.connection.send_request(method, params)
+        except asyncio.CancelledError:
+            if sent:
+                await self._cancel_request(sent[0])
+            raise
+        finally:
+            _sent_ids.reset(token)
+
+    async def _cancel_request(self, request_id: Any) -> None:
+        try:
+            await self.connection.send_notification(CANCEL_REQUEST, {"requestId": request_id})
+        except OSError as exc:  # the connection is gone (ConnectionError): no dialog is left to withdraw
+            log.debug("could not withdraw request %r: %s", request_id, exc)
 
     async def request_permission(
         self, *, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **meta: Any
     ) -> RequestPermissionResponse:
         params = RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options, field_meta=meta or None)
-        return await request_model(
-            self.connection, CLIENT_METHODS["session_request_permission"], params, RequestPermissionResponse
-        )
+        answer = await self._withdrawable(CLIENT_METHODS["session_request_permission"], serialize_params(params))
+        return RequestPermissionResponse.model_validate(answer)
 
     async def create_elicitation(self, *, message: str, mode: ElicitationFormSessionMode, **meta: Any) -> Any:
         """A form bound to a session (the only kind the server asks for): accept, decline or cancel."""
@@ -58,7 +100,7 @@ class ClientCalls:
         params = CreateFormSessionElicitationRequest(
             message=message, mode="form", field_meta=meta or None, **mode.model_dump(mode="json", exclude_none=True)
         )
-        answer = await self.connection.send_request(CLIENT_METHODS["elicitation_create"], serialize_params(params))
+        answer = await self._withdrawable(CLIENT_METHODS["elicitation_create"], serialize_params(params))
         if _elicitation_answer is None:
             from acp.schema import AcceptElicitationResponse, CancelElicitationResponse, DeclineElicitationResponse
             from pydantic import TypeAdapter

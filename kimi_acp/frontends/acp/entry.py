@@ -28,7 +28,8 @@ def terminal_hint(command: str) -> str:
     )
 
 
-def run() -> int:
+def run(sandbox: str | None = None) -> int:
+    """Serve; `sandbox`: `--sandbox`, the mode of sessions that chose none themselves."""
     from ...startup import early
 
     command = "kimi-acp" if sys.argv and os.path.basename(sys.argv[0]) == "kimi-acp" else "kimi acp"
@@ -40,7 +41,7 @@ def run() -> int:
     early.settle_heap()
     import asyncio
 
-    return asyncio.run(_serve(server_module, started))
+    return asyncio.run(_serve(server_module, started, sandbox))
 
 
 def _default_model() -> Any:
@@ -107,7 +108,7 @@ def _cache_schema_index_later() -> None:
     asyncio.get_running_loop().call_later(SCHEMA_INDEX_DELAY_S, start)
 
 
-async def _serve(server_module: Any, started: Any) -> int:
+async def _serve(server_module: Any, started: Any, sandbox: str | None = None) -> int:
     from acp.agent.router import build_agent_router
     from acp.connection import Connection
 
@@ -120,6 +121,7 @@ async def _serve(server_module: Any, started: Any) -> int:
     transport = StdioTransport(reader, writer)
     install_shutdown_signals(reader.feed_eof, already_requested=started.signals.requested)
     agent = server_module.AcpServer(transport, initialize_params=started.handshake)
+    agent.sandbox_mode = sandbox
     router = build_agent_router(agent, use_unstable_protocol=True)
     connection = Connection(RequestGuard(router, agent), transport, listening=False)
     agent.on_connect(ClientCalls(connection))

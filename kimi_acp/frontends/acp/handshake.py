@@ -20,8 +20,9 @@ AGENT_NAME = "kimi-acp"
 AGENT_TITLE = "Kimi"
 
 LOGIN_METHOD_ID = "login"
-API_KEY_METHOD_ID = "kimi-api-key"
+API_KEY_METHOD_ID = "kimi-api-key"  # no longer offered (schema 1.25 has no `env_var` type); still accepted by `authenticate`
 API_KEY_ENV = "KIMI_API_KEY"
+API_KEY_LINK = "https://platform.moonshot.ai/console/api-keys"
 
 
 _CAPABILITY_TYPES: dict[str, type] = {"fs": dict, "terminal": bool, "_meta": dict}
@@ -76,29 +77,28 @@ def login_command() -> tuple[str, list[str]]:
 
 
 def auth_methods(client_capabilities: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """`kimi login` in a terminal (Kimi account or API-key provider), and an API key in the environment."""
+    """`kimi login` in a terminal (Kimi account or API-key provider), in the schema's shapes only.
+
+    Schema 1.25 knows `terminal` and the default agent method; an `env_var` method would make a
+    strict client drop the list. So the API key in the environment is said in the login method's
+    description and `_meta` instead."""
     command, args = login_command()
     description = (
         "Run `kimi login` in a terminal to sign in with your Kimi account (a browser page confirms a code), "
-        "or to choose an API-key provider and model."
+        f"or to choose an API-key provider and model. Setting {API_KEY_ENV} in the agent's environment "
+        "(a Moonshot AI platform key) also signs in."
     )
-    legacy = {"terminal-auth": {"command": command, "args": args, "label": "Kimi login", "env": {}, "type": "terminal"}}
+    meta = {
+        "terminal-auth": {"command": command, "args": args, "label": "Kimi login", "env": {}, "type": "terminal"},
+        "env-var-auth": {"vars": [{"name": API_KEY_ENV}], "link": API_KEY_LINK},
+    }
     login: dict[str, Any] = {"id": LOGIN_METHOD_ID, "name": "Log in with your Kimi account", "description": description}
     auth = (client_capabilities or {}).get("auth") or {}
     if isinstance(auth, dict) and auth.get("terminal") is True:
         # The client re-runs the agent command it has configured (`kimi acp`) with these args.
         login.update({"type": "terminal", "args": ["login"], "env": {}})
-    login["_meta"] = legacy
-    api_key = {
-        "id": API_KEY_METHOD_ID,
-        "name": "Kimi API key",
-        "description": f"Set {API_KEY_ENV} in the agent's environment (Moonshot AI platform key).",
-        "type": "env_var",
-        "varName": API_KEY_ENV,
-        "vars": [{"name": API_KEY_ENV}],
-        "link": "https://platform.moonshot.ai/console/api-keys",
-    }
-    return [login, api_key]
+    login["_meta"] = meta
+    return [login]
 
 
 def agent_capabilities() -> dict[str, Any]:
@@ -108,7 +108,11 @@ def agent_capabilities() -> dict[str, Any]:
         # Stdio, streamable HTTP and SSE servers from the client are all connected (kimi_acp/mcp).
         "mcpCapabilities": {"http": True, "sse": True},
         # additionalDirectories on new/load/resume/fork: more workspace roots for the tools.
-        "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}, "delete": {}, "additionalDirectories": {}},
+        "sessionCapabilities": {
+            "list": {}, "resume": {}, "close": {}, "fork": {}, "delete": {}, "additionalDirectories": {},
+            # the IDE's instructions on new/load/resume/fork: `append`, and `override` (frontends/acp/system_prompt.py)
+            "systemPrompt": {"mode": {"override": {}}},
+        },
         # `logout` forgets the Kimi account login (routed by guard.py; the SDK has no route for it).
         "auth": {"logout": {}},
     }
@@ -121,4 +125,6 @@ def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
         "agentCapabilities": agent_capabilities(),
         "authMethods": auth_methods(capabilities if isinstance(capabilities, dict) else None),
         "agentInfo": {"name": AGENT_NAME, "title": AGENT_TITLE, "version": __version__},
+        # `_session/steering` (frontends/acp/steering.py), advertised as claude-agent-acp and codex-acp do
+        "_meta": {"steering": {"supported": True}},
     }

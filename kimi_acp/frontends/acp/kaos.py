@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
-from ...kaos.base import BinaryFileError, CommandResult, FileStat, TextWindow, window_of_text
+from ...kaos.base import BinaryFileError, CommandResult, CommandSandbox, FileStat, TextWindow, window_of_text
 from ...kaos.local import NONINTERACTIVE_ENV, LocalKaos, user_shell
 
 log = logging.getLogger(__name__)
@@ -164,18 +164,23 @@ class AcpKaos:
         timeout: float,
         output_limit: int,
         tool_call_id: str | None = None,
+        sandbox: CommandSandbox | None = None,
     ) -> CommandResult:
         if not self._caps.terminal:
             return await self._local.run_command(
-                command, cwd=cwd, timeout=timeout, output_limit=output_limit, tool_call_id=tool_call_id
+                command, cwd=cwd, timeout=timeout, output_limit=output_limit, tool_call_id=tool_call_id, sandbox=sandbox
             )
         from acp.schema import EnvVariable
 
-        shell = user_shell()
+        # In a sandbox, the IDE runs the sandbox's launcher (it runs on this machine): the command
+        # is as confined in the client's terminal as in ours (docs/security.md).
+        argv = [user_shell(), "-c", command]
+        if sandbox is not None:
+            argv = sandbox.wrap(argv, cwd)
         created = await self._conn.create_terminal(
             session_id=self._session_id,
-            command=shell,
-            args=["-c", command],
+            command=argv[0],
+            args=argv[1:],
             cwd=str(cwd),
             env=[EnvVariable(name=k, value=v) for k, v in NONINTERACTIVE_ENV.items()],
             output_byte_limit=output_limit,

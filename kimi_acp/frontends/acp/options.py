@@ -1,11 +1,17 @@
-"""Session modes and config options (the IDE's mode and model pickers)."""
+"""Session modes and config options (the IDE's mode, model and thinking pickers).
+
+Thinking is its own control, category `thought_level` (JetBrains builds its effort picker from
+it), as codex-acp offers its reasoning effort: a select (`off` / `on`), or a boolean toggle for a
+client that advertises `session.configOptions.boolean` (codex-acp's fast mode does the same). The
+model picker lists each model once; its older `<alias>,thinking` values are still accepted.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from ...config import Config, derive_capabilities
+from ...config import Config
 from ...core.agent_core import AgentCore
 from ...errors import ConfigError
 
@@ -15,7 +21,19 @@ MODES = (
     ("plan", "Plan", "Read-only: investigate and propose a plan; no file changes."),
 )
 MODE_IDS = tuple(m[0] for m in MODES)
-THINKING_SUFFIX = ",thinking"
+THINKING_SUFFIX = ",thinking"  # the model picker's older values: `<alias>,thinking`
+THINKING_ID = "thinking"
+SANDBOX_ID = "sandbox"
+OPTION_IDS = ("mode", "model", THINKING_ID, SANDBOX_ID)
+# The sandbox picker: a category of our own (the schema leaves `_`-names free); Zed and JetBrains
+# show every select option, whatever its category.
+SANDBOX_CATEGORY = "_sandbox"
+SANDBOX_LEVELS = (
+    ("off", "Off", "Every command asks for approval."),
+    ("workspace-write", "Workspace write", "Commands run unasked in an OS sandbox: write only the workspace, no network."),
+    ("read-only", "Read-only", "Commands run unasked in an OS sandbox that writes nothing but its temp dir."),
+)
+THINKING_LEVELS = (("off", "Off", "Answer without thinking first."), ("on", "On", "Think before answering."))
 
 
 class OptionError(ConfigError, ValueError):
@@ -27,23 +45,11 @@ class ModelChoice:
     value: str
     name: str
     alias: str
-    thinking: bool | None
 
 
 def model_choices(config: Config) -> list[ModelChoice]:
-    """One value per configured model, plus `<alias>,thinking` where thinking is optional."""
-    choices = []
-    for alias, model in config.models.items():
-        caps = derive_capabilities(model)
-        label = model.display_name or model.model or alias
-        if "always_thinking" in caps:
-            choices.append(ModelChoice(alias, f"{label} (thinking)", alias, True))
-        elif "thinking" in caps:
-            choices.append(ModelChoice(alias, label, alias, False))
-            choices.append(ModelChoice(alias + THINKING_SUFFIX, f"{label} (thinking)", alias, True))
-        else:
-            choices.append(ModelChoice(alias, label, alias, None))
-    return choices
+    """One value per configured model, its alias."""
+    return [ModelChoice(alias, model.display_name or model.model or alias, alias) for alias, model in config.models.items()]
 
 
 def current_mode(core: AgentCore) -> str:
@@ -53,16 +59,23 @@ def current_mode(core: AgentCore) -> str:
 
 
 def current_model_value(core: AgentCore) -> str | None:
-    alias = core.model_alias or core.config.default_model
-    if not alias:
-        return None
-    thinking = core.thinking if core.thinking is not None else core.config.default_thinking
-    values = [c.value for c in model_choices(core.config) if c.alias == alias]
-    if not values:
-        return alias
-    if thinking and alias + THINKING_SUFFIX in values:
-        return alias + THINKING_SUFFIX
-    return alias if alias in values else values[0]
+    return core.model_alias or core.config.default_model or None
+
+
+def thinking_on(core: AgentCore) -> bool:
+    """Whether the session's next request thinks (the rule of `llm.thinking_effort`)."""
+    resolved = core.resolved_model()
+    if resolved is None:
+        return False
+    wanted = core.thinking if core.thinking is not None else core.config.default_thinking
+    return resolved.always_thinking or (bool(wanted) and resolved.supports_thinking)
+
+
+def boolean_options_supported(client_capabilities: dict[str, Any] | None) -> bool:
+    """`clientCapabilities.session.configOptions.boolean` (schema 1.25): the client shows toggles."""
+    session = (client_capabilities or {}).get("session")
+    options = session.get("configOptions") if isinstance(session, dict) else None
+    return isinstance(options, dict) and isinstance(options.get("boolean"), dict)
 
 
 def modes_state(core: AgentCore) -> dict[str, Any]:
@@ -72,7 +85,7 @@ def modes_state(core: AgentCore) -> dict[str, Any]:
     }
 
 
-def config_options(core: AgentCore) -> list[dict[str, Any]]:
+def config_options(core: AgentCore, client_capabilities: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     options: list[dict[str, Any]] = [
         {
             "id": "mode",
@@ -98,7 +111,45 @@ def config_options(core: AgentCore) -> list[dict[str, Any]]:
                 "options": [{"value": c.value, "name": c.name} for c in choices],
             }
         )
+    thinking = thinking_option(core, boolean=boolean_options_supported(client_capabilities))
+    if thinking is not None:
+        options.append(thinking)
+    options.append(sandbox_option(core))
     return options
+
+
+def sandbox_option(core: AgentCore) -> dict[str, Any]:
+    """Where Shell commands run (kimi_acp/sandbox): the session's sandbox mode."""
+    return {
+        "id": SANDBOX_ID,
+        "name": "Sandbox",
+        "description": "Where commands run: in an OS sandbox without asking, or each asking for approval.",
+        "category": SANDBOX_CATEGORY,
+        "type": "select",
+        "currentValue": core.sandbox.mode,
+        "options": [{"value": v, "name": n, "description": d} for v, n, d in SANDBOX_LEVELS],
+    }
+
+
+def thinking_option(core: AgentCore, *, boolean: bool) -> dict[str, Any] | None:
+    """The thought-level control for the session's model; None when the model has no thinking."""
+    resolved = core.resolved_model()
+    if resolved is None or not resolved.supports_thinking:
+        return None
+    option: dict[str, Any] = {
+        "id": THINKING_ID,
+        "name": "Thinking",
+        "description": "Whether the model thinks before it answers (from the next request).",
+        "category": "thought_level",
+    }
+    if resolved.always_thinking:  # one level only: shown, not switchable
+        return {**option, "type": "select", "currentValue": "on",
+                "options": [{"value": "on", "name": "On", "description": "This model always thinks."}]}
+    on = thinking_on(core)
+    if boolean:
+        return {**option, "type": "boolean", "currentValue": on}
+    return {**option, "type": "select", "currentValue": "on" if on else "off",
+            "options": [{"value": v, "name": n, "description": d} for v, n, d in THINKING_LEVELS]}
 
 
 def apply_mode(core: AgentCore, mode_id: str) -> None:
@@ -114,10 +165,35 @@ async def apply_option(core: AgentCore, config_id: str, value: Any) -> None:
         apply_mode(core, str(value))
         return
     if config_id == "model":
-        choice = next((c for c in model_choices(core.config) if c.value == value), None)
-        if choice is None:
+        alias, thinking = str(value), core.thinking
+        base = alias[: -len(THINKING_SUFFIX)] if alias.endswith(THINKING_SUFFIX) else None
+        if alias not in core.config.models and base in core.config.models:
+            alias, thinking = base, True  # an older picker value (a client or a saved session)
+        if alias not in core.config.models:
             values = ", ".join(c.value for c in model_choices(core.config))
             raise OptionError(f"unknown model {value!r} (available: {values})")
-        await core.set_model(choice.alias, choice.thinking)
+        await core.set_model(alias, thinking)
         return
-    raise OptionError(f"unknown config option {config_id!r} (available: mode, model)")
+    if config_id == THINKING_ID:
+        await core.set_thinking(_thinking_value(core, value))
+        return
+    if config_id == SANDBOX_ID:
+        try:
+            core.set_sandbox(str(value))
+        except ValueError as exc:
+            raise OptionError(str(exc)) from None
+        return
+    raise OptionError(f"unknown config option {config_id!r} (available: {', '.join(OPTION_IDS)})")
+
+
+def _thinking_value(core: AgentCore, value: Any) -> bool:
+    """`on` / `off` (the select) or true / false (the toggle), checked against the model."""
+    on = value if isinstance(value, bool) else {"on": True, "off": False}.get(str(value))
+    if on is None:
+        raise OptionError(f"unknown thinking value {value!r} (available: on, off)")
+    resolved = core.resolved_model()
+    if resolved is None or not resolved.supports_thinking:
+        raise OptionError(f"the model {resolved.alias if resolved else ''!r} has no thinking mode")
+    if resolved.always_thinking and not on:
+        raise OptionError(f"the model {resolved.alias!r} always thinks: thinking cannot be turned off")
+    return on

@@ -13,6 +13,7 @@ import base64
 import logging
 import os
 import sys
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,9 @@ from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initial
 from .kaos import AcpKaos, ClientCapabilities
 from .options import OptionError, apply_mode, apply_option, config_options, modes_state
 from .session import AcpSession
+from .steering import METHOD as STEERING_METHOD
+from .steering import parse_steering, steer
+from .system_prompt import parse_system_prompt
 from .transport import StdioTransport
 
 if TYPE_CHECKING:
@@ -39,7 +43,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 LIST_PAGE_SIZE = 50
 MCP_METHODS = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
-SESSION_METHODS = MCP_METHODS  # the lifecycle requests that take `additionalDirectories` too
+SESSION_METHODS = MCP_METHODS  # the lifecycle requests that take `additionalDirectories` and `systemPrompt` too
+# The request's `systemPrompt`, read by the guard's check (the SDK drops the field) in the task that
+# then runs the handler; None: the request has none, and the session keeps what it has.
+_SYSTEM_PROMPT: ContextVar[sessions.ClientSystemPrompt | None] = ContextVar("acp_system_prompt", default=None)
 
 
 class AcpServer:
@@ -49,6 +56,7 @@ class AcpServer:
         self.client_capabilities_raw: dict[str, Any] = {}
         self.capabilities = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
+        self.sandbox_mode: str | None = None  # `kimi acp --sandbox`: for sessions that chose none themselves
         self._raw_capabilities: Any = None
         if initialize_params is not None:
             self._remember_client(initialize_params.get("clientCapabilities"))
@@ -126,6 +134,7 @@ class AcpServer:
         servers = _mcp_servers(mcp_servers)
         dirs = _extra_dirs(additional_directories)
         session = sessions.create(work_dir)
+        _keep_system_prompt(session)
         acp_session = self._open(session, loaded, servers, dirs)
         return self._opened(acp_session, {"sessionId": session.id})
 
@@ -136,6 +145,7 @@ class AcpServer:
         servers = _mcp_servers(mcp_servers)
         dirs = _extra_dirs(additional_directories)
         acp_session = self._get_or_open(session_id, cwd, loaded, servers, dirs)
+        _keep_system_prompt(acp_session.core.session)
         await acp_session.use_mcp_servers(servers)
         acp_session.core.set_extra_dirs(dirs)  # the complete list for this opening (ACP)
         acp_session.replay()
@@ -148,6 +158,7 @@ class AcpServer:
         servers = _mcp_servers(mcp_servers)
         dirs = _extra_dirs(additional_directories)
         acp_session = self._get_or_open(session_id, cwd, loaded, servers, dirs)
+        _keep_system_prompt(acp_session.core.session)
         await acp_session.use_mcp_servers(servers)
         acp_session.core.set_extra_dirs(dirs)
         return self._opened(acp_session, {})
@@ -173,6 +184,7 @@ class AcpServer:
         title = original.state.custom_title or original.title()
         fork.state.custom_title = f"{title} (fork)" if title != "Untitled" else None
         fork.save_state()
+        _keep_system_prompt(fork)  # the source's, unless the request gives its own
         acp_session = self._open(fork, loaded, servers, dirs)
         return self._opened(acp_session, {"sessionId": fork.id})
 
@@ -228,6 +240,8 @@ class AcpServer:
             _mcp_servers_checked(params["mcpServers"])
         if method in SESSION_METHODS and params.get("additionalDirectories") is not None:
             _extra_dirs(params["additionalDirectories"])  # the SDK would drop bad entries silently
+        if method in SESSION_METHODS:
+            _SYSTEM_PROMPT.set(parse_system_prompt(params.get("systemPrompt")))  # -32602 before any session
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict[str, Any]:
         if cwd is not None:
@@ -255,6 +269,7 @@ class AcpServer:
             core = build_root_core(session, loaded, kaos, extra_dirs=extra_dirs or ())
         except AgentFileError as exc:
             raise internal_error("Invalid configuration", str(exc)) from None
+        core.sandbox.runtime_mode = self.sandbox_mode
         acp_session = AcpSession(self, core)
         kaos.on_terminal = acp_session.on_terminal
         if servers is not None:
@@ -287,7 +302,7 @@ class AcpServer:
     def _opened(self, acp_session: AcpSession, result: dict[str, Any]) -> dict[str, Any]:
         """Add modes and options to a response; commands follow once the response is out."""
         result["modes"] = modes_state(acp_session.core)
-        result["configOptions"] = config_options(acp_session.core)
+        result["configOptions"] = config_options(acp_session.core, self.client_capabilities_raw)
         asyncio.get_running_loop().call_soon(acp_session.send_available_commands)
         return result
 
@@ -307,7 +322,7 @@ class AcpServer:
             await apply_option(acp_session.core, config_id, value)
         except (OptionError, ConfigError) as exc:
             raise invalid_params("value" if isinstance(exc, ConfigError) else "configId", str(exc)) from None
-        return {"configOptions": config_options(acp_session.core)}
+        return {"configOptions": config_options(acp_session.core, self.client_capabilities_raw)}
 
     # ------------------------------------------------------------------ prompts
 
@@ -323,6 +338,10 @@ class AcpServer:
             acp_session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == STEERING_METHOD:
+            request = parse_steering(params)
+            acp_session = self.sessions.get(request.session_id) or self._get_or_open(request.session_id, None)
+            return steer(acp_session, request)
         raise RequestError.method_not_found(f"_{method}")
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
@@ -347,6 +366,14 @@ class AcpServer:
         manager = sys.modules.get("kimi_acp.mcp.manager")  # loaded only if a session had servers
         if manager is not None:
             await manager.close_all()
+
+
+def _keep_system_prompt(session: sessions.Session) -> None:
+    """The request's `systemPrompt` becomes the session's (state.json); none keeps the stored one."""
+    prompt = _SYSTEM_PROMPT.get()
+    if prompt is not None and prompt != session.state.system_prompt:
+        session.state.system_prompt = prompt
+        session.save_state()
 
 
 def _work_dir(cwd: str) -> Path:

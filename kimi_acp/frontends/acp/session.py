@@ -23,7 +23,7 @@ from acp.schema import PermissionOption, ToolCallUpdate
 from ...core.agent_core import AgentCore, ModeChanged, TitleChanged
 from ...core.errors import LLMNotSet, LLMNotSupported, SessionBusy, SessionDeleted
 from ...core.slash import acp_entries
-from ...core.turn import CommandsChanged
+from ...core.turn import CommandsChanged, ModelChanged, SandboxChanged
 from ...errors import SignInRequired
 from ...llm.errors import ChatProviderError
 from ...sessions import iso_time
@@ -37,12 +37,14 @@ from ...wire.types import (
     Request,
     StatusUpdate,
     SubagentEvent,
+    TurnBegin,
 )
 from . import questions
 from .convert import prompt_to_user_input
 from .errors import auth_required, internal_error, invalid_params, session_busy, session_not_found
 from .handshake import auth_methods
 from .options import config_options, current_mode
+from .task_output import LIMIT as TASK_OUTPUT_LIMIT
 from .updates import Update, UpdateMapper
 
 log = logging.getLogger(__name__)
@@ -79,6 +81,7 @@ class AcpSession:
             tool_titles=self._tool_title,
             client_capabilities=server.client_capabilities_raw,
             task_state=self._task_state,
+            task_log=self._task_log,
         )
         self._live = False  # the root's turn updates flow only while a prompt is being answered
         self._closed = False  # session/close (or delete, or exit): nothing more is sent
@@ -86,9 +89,12 @@ class AcpSession:
         self._generation = 0  # bumped by cancel: prompts queued before it are cancelled too
         self._permissions: set[asyncio.Task[None]] = set()  # open permission and question requests
         self._background_permissions: set[asyncio.Task[None]] = set()  # those of background subagents
+        self._side_tasks: set[asyncio.Task[Any]] = set()  # title requests, turns started by steering
         questions.configure(core.toolset, server.client_capabilities_raw)
         self._unsubscribe = core.stream.subscribe(self._on_message)
         self._unsubscribe_tasks = core.tasks.on_end(self._on_task_end)
+        # A background command's output on its card, for clients that show display-only terminals.
+        self._unsubscribe_output = core.tasks.on_output(self._on_task_output) if self._mapper.terminal_output else _nothing
         self.mcp: Any = None  # the session's McpService, when it has MCP servers
 
     # ------------------------------------------------------------------ MCP servers
@@ -123,7 +129,7 @@ class AcpSession:
         lines = self.mcp.unannounced() if self.mcp is not None else []
         if lines:
             text = "".join(f"> {line}\n" for line in lines) + "\n"
-            self.send_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+            self.send_update(self._mapper.note(text))
 
     # ------------------------------------------------------------------ outbound
 
@@ -139,7 +145,10 @@ class AcpSession:
 
     def send_config_state(self) -> None:
         self.send_update({"sessionUpdate": "current_mode_update", "currentModeId": current_mode(self.core)})
-        self.send_update({"sessionUpdate": "config_option_update", "configOptions": config_options(self.core)})
+        self.send_update({"sessionUpdate": "config_option_update", "configOptions": self._config_options()})
+
+    def _config_options(self) -> list[dict[str, Any]]:
+        return config_options(self.core, self.server.client_capabilities_raw)
 
     def _on_message(self, message: Any) -> None:
         if isinstance(message, CommandsChanged):  # a skill appeared, changed or went away
@@ -147,6 +156,9 @@ class AcpSession:
             return
         if isinstance(message, ModeChanged):
             self.send_config_state()
+            return
+        if isinstance(message, (ModelChanged, SandboxChanged)):  # /model, /thinking, /sandbox: the pickers follow
+            self.send_update({"sessionUpdate": "config_option_update", "configOptions": self._config_options()})
             return
         if isinstance(message, TitleChanged):
             self.send_update(
@@ -160,7 +172,9 @@ class AcpSession:
         # to its requests are shown at any time (during a prompt they are part of the turn's stream).
         if not self._live and not isinstance(message, (SubagentEvent, ApprovalResponse)):
             return
-        for update in self._mapper.map(message):
+        # The recorder (subscribed first) has just written it: a turn's message ids follow its record.
+        recorded_at = self.core.recorder.last_timestamp if isinstance(message, TurnBegin) else None
+        for update in self._mapper.map(message, recorded_at):
             self.send_update(update)
         if isinstance(message, MCPLoadingEnd) or (isinstance(message, StatusUpdate) and message.mcp_status is not None):
             self._announce_mcp()
@@ -177,7 +191,22 @@ class AcpSession:
 
     def _on_task_end(self, task: Any) -> None:
         """A background task ended: the card that started it shows its final state."""
-        for update in self._mapper.task_ended(_task_block(task)):
+        for update in self._mapper.task_ended(_task_block(task), task.exit_code):
+            self.send_update(update)
+
+    def _task_log(self, task_id: str) -> tuple[bytes, int | None]:
+        """What a background task wrote so far (as much as a card shows), and its exit code."""
+        task = self.core.tasks.get(task_id)
+        if task is None:
+            return b"", None
+        try:
+            with task.output_path.open("rb") as f:
+                return f.read(TASK_OUTPUT_LIMIT + 1), task.exit_code
+        except OSError:
+            return b"", task.exit_code
+
+    def _on_task_output(self, task: Any, data: bytes) -> None:
+        for update in self._mapper.task_output(task.id, data):
             self.send_update(update)
 
     # ------------------------------------------------------------------ requests from the core
@@ -191,6 +220,7 @@ class AcpSession:
             tasks = self._background_permissions if request.source_kind == "background_agent" else self._permissions
             tasks.add(task)
             task.add_done_callback(tasks.discard)
+            _withdraw_when_settled(request, task)
         elif isinstance(request, QuestionRequest):
             for update in self._mapper.flush():  # the card is complete before the user is asked
                 self.send_update(update)
@@ -199,6 +229,7 @@ class AcpSession:
             task = asyncio.create_task(questions.ask(self.server.connection, self.id, acp_id, request, form=form))
             self._permissions.add(task)  # cancelled with the turn, like a permission request
             task.add_done_callback(self._permissions.discard)
+            _withdraw_when_settled(request, task)
         else:
             request.resolve(None)
 
@@ -226,13 +257,15 @@ class AcpSession:
 
     # ------------------------------------------------------------------ prompts
 
-    async def prompt(self, blocks: list[Any]) -> dict[str, Any]:
+    async def prompt(self, blocks: list[Any], *, show_prompt: bool = False) -> dict[str, Any]:
+        """One turn; `show_prompt` when the client did not send it as a prompt (steering) and so
+        does not show it in the thread yet."""
         user_input = prompt_to_user_input(blocks)
         generation = self._generation
         async with self._turn_lock:
             if generation != self._generation:
                 return {"stopReason": "cancelled"}  # cancelled while waiting for the previous prompt
-            self._mapper.begin_turn()
+            self._mapper.begin_turn(show_prompt)
             self._live = True
             try:
                 result = await self.core.run_turn(user_input)
@@ -246,7 +279,19 @@ class AcpSession:
                     task.cancel()
                 # Skills the turn created or changed: the client hears of them after the response.
                 asyncio.get_running_loop().call_soon(self.core.refresh_commands)
+        if result.status == "finished":
+            self._side_task(self.core.generate_title())  # the answer does not wait for a title
         return {"stopReason": STOP_REASONS.get(result.status, "end_turn")}
+
+    def start_turn(self, blocks: list[Any]) -> None:
+        """A turn nobody awaits (`_session/steering` on an idle session); failures are logged."""
+        self._side_task(self.prompt(blocks, show_prompt=True))
+
+    def _side_task(self, work: Any) -> None:
+        task = asyncio.create_task(work)
+        self._side_tasks.add(task)
+        task.add_done_callback(_log_failure)
+        task.add_done_callback(self._side_tasks.discard)
 
     def _prompt_error(self, exc: Exception) -> RequestError:
         """The JSON-RPC error for a failed turn; a visible note too when output had started."""
@@ -263,9 +308,7 @@ class AcpSession:
         message = str(exc) or type(exc).__name__
         if isinstance(exc, ChatProviderError):
             if self._mapper.shown_output:
-                self.send_update(
-                    {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"\n\n**Model error:** {message}"}}
-                )
+                self.send_update(self._mapper.note(f"\n\n**Model error:** {message}"))
             return internal_error("Model provider error", message)
         log.error("prompt failed", exc_info=exc)
         return internal_error("Internal error", message)
@@ -290,7 +333,7 @@ class AcpSession:
         for record in read_wire_file(self.core.session.wire_file):
             if isinstance(record.message, (Request, ApprovalResponse)):
                 continue
-            for update in mapper.map(record.message):
+            for update in mapper.map(record.message, record.timestamp):
                 self.send_update(update)
         for update in mapper.flush():
             self.send_update(update)
@@ -301,10 +344,11 @@ class AcpSession:
     async def close(self) -> None:
         self._closed = True
         self.cancel()
-        for task in list(self._background_permissions):
+        for task in [*self._background_permissions, *self._side_tasks]:
             task.cancel()
         self._unsubscribe()
         self._unsubscribe_tasks()
+        self._unsubscribe_output()
         await self.core.close()
 
 
@@ -312,6 +356,22 @@ def _task_block(task: Any) -> BackgroundTaskDisplayBlock:
     from ...tools.tasks import task_display  # loaded with the core's tools already
 
     return task_display(task)
+
+
+def _withdraw_when_settled(request: Request, task: asyncio.Task[None]) -> None:
+    """A dialog settled by anything but its answer (the turn ended, "approve for this session"
+    covered it, its background subagent was stopped) is withdrawn: cancelling the task that waits
+    for the client sends `$/cancel_request` (client_calls.py). An answered one has ended its task."""
+    request.future.add_done_callback(lambda _future: task.cancel())
+
+
+def _nothing() -> None:
+    return None
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("background work of the session failed: %s", task.exception())
 
 
 def _sentence(text: str) -> str:

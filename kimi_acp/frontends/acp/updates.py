@@ -28,10 +28,12 @@ from ...wire.types import (
     CompactionEnd,
     DiffDisplayBlock,
     ImageURLPart,
+    Notification,
     PlanDisplay,
     ShellDisplayBlock,
     StatusUpdate,
     SteerInput,
+    StepBegin,
     StepRetry,
     SubagentEvent,
     TextPart,
@@ -40,6 +42,7 @@ from ...wire.types import (
     ToolCall,
     ToolCallPart,
     ToolResult,
+    ToolReturnValue,
     TurnBegin,
     UserInput,
 )
@@ -60,12 +63,20 @@ from .convert import (
     tool_locations,
     tool_title,
 )
+from .message_ids import Kind, MessageIds
+from .task_output import TerminalFeed, terminal_info, terminal_output_supported
 
 Update = dict[str, Any]
 Status = Literal["pending", "in_progress", "completed", "failed"]  # ACP's tool call statuses
 ENDED = ("completed", "failed")
 TASK_STARTERS = frozenset({"Shell", "Agent"})  # their background result's card shows the task, kept up to date
+TERMINAL_TOOLS = frozenset({"Shell"})  # a background run's output can be shown on its card (task_output.py)
 TaskState = Callable[[str], BackgroundTaskDisplayBlock | None]  # a task's current state, if known here
+TaskLog = Callable[[str], tuple[bytes, int | None]]  # a task's output so far, and its exit code once it ended
+# Messages after which the next chunk belongs to a new message (see message_ids.py); the recorder
+# keeps each of them, so a replay meets them where the live turn did.
+MESSAGE_BOUNDARIES = (StepBegin, StepRetry, SteerInput, ToolCall, ToolResult, CompactionBegin, CompactionEnd)
+RAW_OUTPUT_MAX = 20_000  # characters of a tool's output in a card's rawOutput
 
 
 @dataclass
@@ -78,6 +89,8 @@ class _Call:
     task: BackgroundTaskDisplayBlock | None = None  # the background task the card shows (a started Shell / Agent)
     title: str = ""
     terminal: bool = False
+    display_terminal: str | None = None  # the display-only terminal its tool_call registered (task output)
+    feed: TerminalFeed | None = None  # the background task's output on that terminal
     closed: bool = False
     status: Status = "pending"  # the last status the client was told
 
@@ -103,6 +116,11 @@ class UpdateMapper:
     requests and the `Agent` card it is tied to are kept across `begin_turn`, so its later
     updates (also between prompts) find them. `task_state(task_id)` gives a background task's
     current state, so a task card created after the task ended says so.
+
+    Every message chunk carries a `messageId` that a replay repeats (message_ids.py): give `map`
+    the time each `TurnBegin` was recorded. A client with display-only terminals
+    (`_meta.terminal_output`) sees a background command's output on its card (task_output.py):
+    `task_log(task_id)` gives what the task wrote before its card was complete, `task_output` the rest.
     """
 
     def __init__(
@@ -114,6 +132,7 @@ class UpdateMapper:
         tool_titles: Callable[[str], str | None] | None = None,
         client_capabilities: dict[str, Any] | None = None,
         task_state: TaskState | None = None,
+        task_log: TaskLog | None = None,
     ) -> None:
         """`tool_titles(name)` names tools the mapper cannot know, e.g. "server: tool" for MCP."""
         self.cwd = cwd
@@ -132,6 +151,9 @@ class UpdateMapper:
         self._parents: dict[tuple[str, str], _Call] = {}  # (agent id, parent's LLM id) -> the Agent card of its run
         self._task_cards: dict[str, _Call] = {}  # running background task id -> the card that shows it
         self._task_state = task_state
+        self._task_log = task_log
+        self.terminal_output = terminal_output_supported(client_capabilities) and not replay
+        self._ids = MessageIds()
         self.shown_output = False  # any agent text sent this turn (errors then need a visible note)
         self.last_usage: Update | None = None
 
@@ -139,8 +161,10 @@ class UpdateMapper:
         custom = self._tool_titles(name) if self._tool_titles is not None else None
         return prefix + (custom or tool_title(name, arguments, self.cwd))
 
-    def begin_turn(self) -> None:
-        self._prompt_begun = False  # the prompt's own TurnBegin is still to come
+    def begin_turn(self, show_prompt: bool = False) -> None:
+        """A prompt starts; `show_prompt` when the client does not show it itself (it did not send
+        it as a prompt): its TurnBegin is then shown, with the `messageId` a replay repeats."""
+        self._prompt_begun = show_prompt  # False: the prompt's own TurnBegin is still to come
         self._turn = uuid.uuid4().hex[:8]
         # What a background subagent still runs keeps its card; everything else is the last turn's.
         self._calls = {k: c for k, c in self._calls.items() if c.agent is not None and c.status not in ENDED}
@@ -161,13 +185,26 @@ class UpdateMapper:
                 if other is not None:
                     call.acp_id = other.acp_id
 
-    def task_ended(self, block: BackgroundTaskDisplayBlock) -> list[Update]:
-        """A background task ended: the card that shows it (its `Shell` / `Agent` call) says so."""
+    def task_ended(self, block: BackgroundTaskDisplayBlock, exit_code: int | None = None) -> list[Update]:
+        """A background task ended: the card that shows it (its `Shell` / `Agent` call) says so, and
+        ends the terminal that showed its output."""
         call = self._task_cards.pop(block.task_id, None)
         if call is None:
             return []
         call.task = block
-        return [{"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "content": [text_content(task_lines([block]))]}]
+        update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "content": _task_content(call, block)}
+        if call.feed is not None:
+            update["_meta"] = call.feed.exit(exit_code)
+            call.feed = None
+        return [update]
+
+    def task_output(self, task_id: str, data: bytes) -> list[Update]:
+        """More output of a background task, for the display-only terminal of its card (if it has one)."""
+        call = self._task_cards.get(task_id)
+        meta = call.feed.feed(data) if call is not None and call.feed is not None else None
+        if call is None or meta is None:
+            return []
+        return [{"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "_meta": meta}]
 
     def acp_id(self, llm_id: str) -> str:
         call = self._calls.get(llm_id)
@@ -175,21 +212,26 @@ class UpdateMapper:
 
     # ------------------------------------------------------------------ mapping
 
-    def map(self, message: Any) -> list[Update]:
+    def map(self, message: Any, recorded_at: float | None = None) -> list[Update]:
+        """The updates for one message; `recorded_at`: when a `TurnBegin` was written to wire.jsonl."""
         if isinstance(message, ToolCallPart):
             return self._tool_call_part(message)
         if isinstance(message, SubagentEvent):  # the parent's next call may still be streaming
             return self._subagent_event(message)
         updates = self._close_open_call()
+        if isinstance(message, MESSAGE_BOUNDARIES):
+            self._ids.boundary()
+        elif isinstance(message, TurnBegin):
+            self._ids.turn(recorded_at)
         if isinstance(message, TextPart):
             if message.text:
                 self.shown_output = True
-                updates.append({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": message.text}})
+                updates.append(self._chunk("agent", {"type": "text", "text": message.text}))
         elif isinstance(message, ThinkPart):
             if message.think:
-                updates.append({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": message.think}})
+                updates.append(self._chunk("thought", {"type": "text", "text": message.think}))
         elif isinstance(message, ImageURLPart):
-            updates.append({"sessionUpdate": "agent_message_chunk", "content": content_blocks_for_display(message)})
+            updates.append(self._chunk("agent", content_blocks_for_display(message)))
         elif isinstance(message, ToolCall):
             updates.extend(self._tool_call(message))
         elif isinstance(message, ToolResult):
@@ -203,24 +245,28 @@ class UpdateMapper:
                 if not self.replay:
                     updates.append(usage)
         elif isinstance(message, SteerInput):
-            updates.extend(user_chunks(message.user_input))
+            updates.extend(user_chunks(message.user_input, self._ids.next("user")))
         elif isinstance(message, PlanDisplay):
             updates.append(self._agent_text(plan_text(message)))
         elif isinstance(message, StepRetry):
             if not self.replay:  # a live event: what was retried then does not matter when reloading
                 updates.append(self._retry(message))
+        elif isinstance(message, Notification):
+            if not self.replay:  # e.g. "no sandbox here": about the live session, not its history
+                updates.append(self._notification(message))
         elif isinstance(message, CompactionBegin):
             updates.append(self._compaction_begin())
         elif isinstance(message, CompactionEnd):
             updates.extend(self._compaction_end())
         elif isinstance(message, TurnBegin) and self.replay:
             self.begin_turn()
-            updates.extend(user_chunks(message.user_input))
+            updates.extend(user_chunks(message.user_input, self._ids.next("user")))
         elif isinstance(message, TurnBegin):
             # Live, the client shows the prompt it sent; a turn nested in it (a flow node's
             # prompt, sent by the agent itself) would otherwise be invisible.
+            message_id = self._ids.next("user")
             if self._prompt_begun:
-                updates.extend(user_chunks(message.user_input))
+                updates.extend(user_chunks(message.user_input, message_id))
             self._prompt_begun = True
         return updates
 
@@ -274,6 +320,8 @@ class UpdateMapper:
             tasks = [b for b in request.display if isinstance(b, BackgroundTaskDisplayBlock)]
             if tasks:  # TaskStop: which task, in the words of its card
                 content.append(text_content(task_lines(tasks)))
+        if request.sandbox:  # where the command runs: inside the OS sandbox, or outside it and why
+            content.append(text_content(f"**Sandbox:** {request.sandbox}"))
         if request.warning:  # a file holding credentials, a protected path: said first
             content.insert(0, text_content(f"**Warning:** {request.warning}"))
         return {
@@ -301,19 +349,29 @@ class UpdateMapper:
             for stale in [k for k, c in self._parents.items() if k[1] == key and not self._may_go_on(c)]:
                 del self._parents[stale]
         self._calls[key] = call
-        arguments = call.args.final() or call.args.partial
+        final = call.args.final()
+        arguments = final or call.args.partial
         call.title = self._title(name, arguments or call.arguments, prefix)
         self._settle(call)
         update: Update = {
             "sessionUpdate": "tool_call",
             "toolCallId": call.acp_id,
             "title": call.title,
+            "name": name,  # the tool's own name (ACP's programmatic tool name), e.g. Shell
             "kind": tool_kind(name),
             "status": "pending",
             "rawInput": arguments,
             "locations": tool_locations(name, arguments, self.cwd),
             "content": [],
         }
+        # A background command may show its output here: a display-only terminal can only be
+        # registered by the tool_call, before it is known whether the call runs in the background
+        # (unless its arguments came whole).
+        if self.terminal_output and agent is None and name in TERMINAL_TOOLS and (
+            not final or final.get("run_in_background") is True
+        ):
+            call.display_terminal = call.acp_id
+            update["_meta"] = terminal_info(call.acp_id, str(self.cwd))
         self._open = call
         return [update]
 
@@ -392,6 +450,7 @@ class UpdateMapper:
         content = result_content(name, result, terminal_shown=terminal_shown)
         if content is not None:
             update["content"] = content
+        update["rawOutput"] = raw_output(result)
         edits = [b for b in result.display if isinstance(b, DiffDisplayBlock) and b.new_start]
         if edits and call is not None:
             update["locations"] = [{"path": b.path, "line": first_changed_line(b)} for b in edits[:20]]
@@ -400,17 +459,18 @@ class UpdateMapper:
             if read is not None:
                 update["locations"] = read
         tasks = [b for b in result.display if isinstance(b, BackgroundTaskDisplayBlock)]
-        if call is not None and call.agent is None and name in TASK_STARTERS and len(tasks) == 1 and not result.is_error:
-            self._show_task(call, tasks[0], update)
         updates = [update]
+        if call is not None and call.agent is None and name in TASK_STARTERS and len(tasks) == 1 and not result.is_error:
+            updates += self._show_task(call, tasks[0], update)
         for block in result.display:
             if isinstance(block, TodoDisplayBlock):
                 entries = plan_entries(block)
                 updates.append({"sessionUpdate": "plan", "entries": entries})
         return updates
 
-    def _show_task(self, call: _Call, block: BackgroundTaskDisplayBlock, update: Update) -> None:
-        """The card of a started background task: it shows the task's state, now and when it ends."""
+    def _show_task(self, call: _Call, block: BackgroundTaskDisplayBlock, update: Update) -> list[Update]:
+        """The card of a started background task: it shows the task's state, now and when it ends,
+        and on a display-only terminal the command's output (what it wrote so far, then as it comes)."""
         current = self._task_state(block.task_id) if self._task_state is not None else None
         if current is not None and current.status != block.status:  # it ended before its card was complete
             block = current
@@ -418,6 +478,16 @@ class UpdateMapper:
         call.task = block
         if call.running_task:
             self._task_cards[block.task_id] = call
+        if call.display_terminal is None or block.kind != "bash" or self._task_log is None:
+            return []
+        call.feed = TerminalFeed(call.display_terminal)
+        update["content"] = _task_content(call, block)
+        data, exit_code = self._task_log(block.task_id)
+        meta = call.feed.feed(data) or {}
+        if not call.running_task:  # no end will be announced for it any more
+            meta.update(call.feed.exit(exit_code))
+            call.feed = None
+        return [{"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "_meta": meta}] if meta else []
 
     def _may_go_on(self, parent: _Call) -> bool:
         """Whether a subagent tied to this `Agent` card may still send events: its background task
@@ -477,7 +547,16 @@ class UpdateMapper:
 
     def _agent_text(self, text: str) -> Update:
         self.shown_output = True
-        return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+        return self._chunk("agent", {"type": "text", "text": text})
+
+    def _chunk(self, kind: Kind, content: dict[str, Any]) -> Update:
+        session_update = {"user": "user_message_chunk", "thought": "agent_thought_chunk"}.get(kind, "agent_message_chunk")
+        return {"sessionUpdate": session_update, "content": content, "messageId": self._ids.next(kind)}
+
+    def note(self, text: str) -> Update:
+        """A line of the agent's message shown live only (the MCP status, a model error): a message of
+        its own, whose id leaves those of the messages a replay shows alone."""
+        return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}, "messageId": self._ids.note()}
 
     def _retry(self, message: StepRetry) -> Update:
         title = f"Retrying after {retry_cause(message)} (attempt {message.next_attempt} of {message.max_attempts})"
@@ -488,7 +567,17 @@ class UpdateMapper:
                 "title": title,
                 "description": f"The model request failed; trying again in {message.wait_s:g} s.",
             }
-        return self._agent_text(f"\n\n_{title}…_\n\n")
+        self.shown_output = True
+        return self.note(f"\n\n_{title}…_\n\n")  # live only: a replay skips retries
+
+    def _notification(self, message: Notification) -> Update:
+        """A notice of the agent's own (no sandbox on this machine, …): the client's `notice` when it
+        advertised them, else a line of the agent's message."""
+        if self.notices:
+            severity = message.severity if message.severity in ("info", "warning", "error") else "info"
+            return {"sessionUpdate": "notice", "severity": severity, "title": message.title, "description": message.body}
+        self.shown_output = True
+        return self.note(f"\n\n**{message.title}.** {message.body}\n\n")
 
     def _compaction_begin(self) -> Update:
         self._compactions += 1
@@ -510,6 +599,27 @@ class UpdateMapper:
         if message.context_tokens is None or not message.max_context_tokens:
             return None
         return {"sessionUpdate": "usage_update", "used": max(0, message.context_tokens), "size": message.max_context_tokens}
+
+
+def _task_content(call: _Call, block: BackgroundTaskDisplayBlock) -> list[dict[str, Any]]:
+    """A task card's content: the task's state, below the terminal that shows its output (if any)."""
+    content = [text_content(task_lines([block]))]
+    if call.display_terminal is not None and call.feed is not None:
+        content.insert(0, {"type": "terminal", "terminalId": call.display_terminal})
+    return content
+
+
+def raw_output(result: ToolReturnValue) -> dict[str, Any]:
+    """What the tool returned to the model, as a card's `rawOutput`: its message and its output
+    (media parts named, not sent), each cut at RAW_OUTPUT_MAX characters."""
+    if isinstance(result.output, str):
+        output = result.output
+    else:
+        output = "".join(p.text if isinstance(p, TextPart) else f"[{p.type}]" for p in result.output)
+    raw: dict[str, Any] = {"is_error": result.is_error, "message": result.message[:RAW_OUTPUT_MAX], "output": output[:RAW_OUTPUT_MAX]}
+    if len(output) > RAW_OUTPUT_MAX:
+        raw["output_cut"] = len(output) - RAW_OUTPUT_MAX  # characters left out
+    return raw
 
 
 def _call_key(llm_id: str, agent_id: str | None) -> str:
@@ -544,7 +654,13 @@ def plan_text(message: PlanDisplay) -> str:
     return f"\n\n**Plan** (`{message.file_path}`)\n\n{body}\n\n"
 
 
-def user_chunks(user_input: UserInput) -> list[Update]:
+def user_chunks(user_input: UserInput, message_id: str | None = None) -> list[Update]:
+    """The chunks of one user message; `message_id` (the mapper's) groups them."""
     if isinstance(user_input, str):
-        return [{"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": user_input}}]
-    return [{"sessionUpdate": "user_message_chunk", "content": content_blocks_for_display(p)} for p in user_input]
+        chunks: list[Update] = [{"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": user_input}}]
+    else:
+        chunks = [{"sessionUpdate": "user_message_chunk", "content": content_blocks_for_display(p)} for p in user_input]
+    if message_id is not None:
+        for chunk in chunks:
+            chunk["messageId"] = message_id
+    return chunks

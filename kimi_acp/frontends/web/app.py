@@ -30,9 +30,18 @@ TOKEN_HEADER = "x-kimi-token"
 HEARTBEAT_S = 15.0
 ASSETS = {
     "app.js": "text/javascript; charset=utf-8",
+    "cards.js": "text/javascript; charset=utf-8",
+    "highlight.js": "text/javascript; charset=utf-8",
     "markdown.js": "text/javascript; charset=utf-8",
+    "sessions.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
+# A tab opened before a restart still has the old token: say how to get the new URL.
+WRONG_TOKEN = (
+    "Wrong token for this kimi web server. kimi web makes a new token each time it starts, so a tab "
+    "opened before a restart has an old one: open the URL it printed when it started (the line "
+    "\"kimi web: open http://…/?token=…\" in its terminal)."
+)
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
     "X-Frame-Options": "DENY",
@@ -59,7 +68,7 @@ class TokenGuard:
             await _plain(401, "This kimi web server needs the token from the URL it printed.")(scope, receive, send)
             return
         if not hmac.compare_digest(given.encode("utf-8", "replace"), self.token):
-            await _plain(403, "Wrong token for this kimi web server.")(scope, receive, send)
+            await _plain(403, WRONG_TOKEN)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -107,6 +116,8 @@ def create_app(hub: Hub, token: str, *, bound_host: str, port: int) -> ASGIApp:
 
         async def stream() -> Any:
             try:
+                for batch in attached.history_batches():  # the replay: JSON-RPC batches, not limited
+                    yield "data: " + json.dumps(batch, ensure_ascii=False, separators=(",", ":")) + "\n\n"
                 while True:
                     try:
                         item = await asyncio.wait_for(attached.queue.get(), HEARTBEAT_S)
@@ -158,12 +169,32 @@ def create_app(hub: Hub, token: str, *, bound_host: str, port: int) -> ASGIApp:
             return _json({"error": str(exc)}, exc.status)
         return _json({"ok": True, "status": driver.status()})
 
+    async def manage(request: Request) -> Response:
+        """Rename or delete a session: without starting it (no driver is made for this)."""
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return _json({"error": "The body must be a JSON object."}, 400)
+        session_id = request.path_params["session_id"]
+        try:
+            if request.url.path.endswith("/rename"):
+                hub.rename(session_id, _text(body, "title"))
+            else:
+                await hub.delete(session_id)
+        except WebError as exc:
+            return _json({"error": str(exc)}, exc.status)
+        return _json({"ok": True})
+
     routes = [
         Route("/", index),
         Route("/static/{name}", asset),
         Route("/api/sessions", list_sessions, methods=["GET"]),
         Route("/api/sessions", new_session, methods=["POST"]),
         Route("/api/sessions/{session_id}/events", events),
+        Route("/api/sessions/{session_id}/rename", manage, methods=["POST"]),
+        Route("/api/sessions/{session_id}/delete", manage, methods=["POST"]),
         Route("/api/sessions/{session_id}/{action}", control, methods=["POST"]),
     ]
     app = Starlette(routes=routes)

@@ -3,32 +3,39 @@
 The page needs more than the NDJSON note's nine events (they carry no approvals, questions, diffs
 or session status), so the server adds notifications in the same JSON-RPC 2.0 form, with method
 names the note does not use: a client that follows the note ignores them. All are derived from the
-same Wire messages, by `PageView` (one per connected page, pure: no I/O).
+same Wire messages, by `PageView` (one per connected page, pure: no I/O). Diffs reach the page as
+numbered rows (diffview.py), so the browser does no diffing; a subagent's messages reach it as
+the simple events of the child, wrapped in `Subagent`, so its steps show in the parent's card.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...core.toolset import CANCELLED_MESSAGE
 from ...simple_stream import JSONRPC_VERSION, SimpleStream, event_to_rpc
+from ...wire.serde import WireDecodeError, from_envelope
 from ...wire.types import (
     ApprovalRequest,
     ApprovalResponse,
     Notification,
+    PlanDisplay,
     QuestionRequest,
     Request,
     SteerInput,
     StepRetry,
+    SubagentEvent,
     ToolResult,
     TurnBegin,
     TurnEnd,
     user_input_text,
 )
+from .diffview import page_display
 
 # The page's own methods (documented in docs/web.md).
 EXTRA_METHODS = (
     "Reset", "HistoryEnd", "Status", "ToolDisplay", "ApprovalRequest", "QuestionRequest", "RequestResolved",
-    "Steer", "Notice", "Error",
+    "Steer", "Notice", "Error", "Plan", "Subagent", "ToolOutput",
 )  # fmt: skip
 
 
@@ -41,6 +48,7 @@ class PageView:
 
     def __init__(self) -> None:
         self.simple = SimpleStream()
+        self.children: dict[str, SimpleStream] = {}  # a subagent's own run, by agent id
 
     def feed(self, message: Any, *, live: bool = True) -> list[dict[str, Any]]:
         """`live=False` for history: requests in it are over and are not offered for answering."""
@@ -50,11 +58,16 @@ class PageView:
             out.append(notification("ToolDisplay", {
                 "tool_call_id": message.tool_call_id,
                 "is_error": value.is_error,
+                "cancelled": value.is_error and value.message == CANCELLED_MESSAGE,
                 "message": value.message,
-                "display": [block.model_dump(mode="json") for block in value.display],
+                "display": page_display(value.display),
             }))  # fmt: skip
         elif isinstance(message, ApprovalRequest) and live:
-            out.append(notification("ApprovalRequest", message.model_dump(mode="json")))
+            out.append(notification("ApprovalRequest", approval_params(message)))
+        elif isinstance(message, PlanDisplay):
+            out.append(notification("Plan", {"content": message.content, "file_path": message.file_path}))
+        elif isinstance(message, SubagentEvent):
+            out += self._child(message)
         elif isinstance(message, QuestionRequest) and live:
             out.append(notification("QuestionRequest", message.model_dump(mode="json")))
         elif isinstance(message, ApprovalResponse):
@@ -69,3 +82,20 @@ class PageView:
         elif isinstance(message, (TurnBegin, TurnEnd, Request)):
             pass
         return out
+
+    def _child(self, message: SubagentEvent) -> list[dict[str, Any]]:
+        """A subagent's message as its own simple event, for the parent's card (its steps and answer)."""
+        try:
+            inner = from_envelope(message.event.model_dump(mode="json"))
+        except WireDecodeError:  # a message of a newer version: nothing to show
+            return []
+        key = message.agent_id or message.parent_tool_call_id or ""
+        stream = self.children.setdefault(key, SimpleStream())
+        wrap = {"parent_tool_call_id": message.parent_tool_call_id, "agent_id": message.agent_id,
+                "subagent_type": message.subagent_type}  # fmt: skip
+        return [notification("Subagent", {**wrap, "event": event_to_rpc(e)}) for e in stream.feed(inner)]
+
+
+def approval_params(request: ApprovalRequest) -> dict[str, Any]:
+    """The Wire request, its diffs as rows (the page draws them; it does not diff)."""
+    return {**request.model_dump(mode="json"), "display": page_display(request.display)}

@@ -4,12 +4,20 @@ Sessions come from the same store as `kimi acp` and `kimi --wire` (kimi_acp/sess
 session started in an IDE is listed and can be continued here. A driver owns the session's
 AgentCore and turns; every page watching the session gets every Wire message (through its own
 PageView). Requests (approvals, questions) wait here until a page answers them over POST.
+
+A page's replay of the history is a list of its own, sent in batches before anything live: only
+live notifications count against a page's queue limit, so a session of any length opens. What the
+history file does not hold is kept here: the output of a running command (and of one cancelled
+since this server started), and the errors of failed turns (in the session's `web-errors.jsonl`,
+so they show again after a reload or a restart).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +27,7 @@ from ... import sessions
 from ...config import LoadedConfig
 from ...core.agent_core import INTERNAL_SIGNALS, AgentCore, ModeChanged, TitleChanged
 from ...core.errors import NoTurnInProgress
+from ...core.toolset import CANCELLED_MESSAGE
 from ...errors import SessionError
 from ...wire.file import read_wire_file
 from ...wire.types import (
@@ -27,15 +36,22 @@ from ...wire.types import (
     QuestionRequest,
     QuestionResponse,
     Request,
+    ToolResult,
     TurnEnd,
 )
-from .events import PageView, notification
+from .events import PageView, approval_params, notification
 
 if TYPE_CHECKING:
     from ...agent_file import AgentSetup
 
 log = logging.getLogger(__name__)
-QUEUE_LIMIT = 10_000  # a page that stops reading is dropped rather than growing without bound
+QUEUE_LIMIT = 10_000  # live notifications a page may fall behind by; then it is dropped (history not counted)
+HISTORY_BATCH = 500  # notifications per SSE message of a replay (a JSON-RPC batch)
+ERRORS_FILE = "web-errors.jsonl"  # a session's turn errors, beside its wire.jsonl
+OUTPUT_FLUSH_S = 0.1  # a running command's output reaches the pages at most this often
+OUTPUT_KEEP_CHARS = 200_000  # of a command's output kept for pages that attach later (the tail)
+KEPT_OUTPUTS = 20  # cancelled commands whose output is kept for a reload
+TITLE_TASKS: set[asyncio.Task[Any]] = set()
 
 
 class WebError(SessionError):
@@ -54,17 +70,28 @@ class _Raw:
 
 
 class Page:
-    """One connected page: a queue of notifications, mapped from the session's messages."""
+    """One connected page: its replay (sent first, in batches), then a queue of live notifications."""
 
     def __init__(self) -> None:
         self.view = PageView()
+        self.history: list[dict[str, Any]] = []
         self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.dropped = False
 
-    def push(self, item: Any, *, live: bool = True) -> None:
+    def replay(self, item: Any) -> None:
+        """A notification of the history: not limited (the file is as long as it is)."""
+        self.history += [item.data] if isinstance(item, _Raw) else self.view.feed(item, live=False)
+
+    def history_batches(self) -> Iterator[list[dict[str, Any]]]:
+        """The replay in JSON-RPC batches, each handed out once (and then forgotten)."""
+        history, self.history = self.history, []
+        for start in range(0, len(history), HISTORY_BATCH):
+            yield history[start : start + HISTORY_BATCH]
+
+    def push(self, item: Any) -> None:
         if self.dropped:
             return
-        items = [item.data] if isinstance(item, _Raw) else self.view.feed(item, live=live)
+        items = [item.data] if isinstance(item, _Raw) else self.view.feed(item)
         for data in items:
             if self.queue.qsize() >= QUEUE_LIMIT:
                 self.dropped = True
@@ -81,6 +108,10 @@ class Driver:
         self.pages: set[Page] = set()
         self.pending: dict[str, Request] = {}
         self.turn: asyncio.Task[None] | None = None
+        self.output: dict[str, str] = {}  # a running (or cancelled) command's output so far, by tool call id
+        self.kept: list[str] = []  # the cancelled ones, oldest first
+        self._unsent: dict[str, list[str]] = {}
+        self._flush: asyncio.TimerHandle | None = None
         core.stream.subscribe(self._on_message)
 
     @property
@@ -109,9 +140,70 @@ class Driver:
                 self.pending[message.id] = message
             else:
                 message.resolve(None)  # external tools and client hooks are Wire-only
+        if isinstance(message, ToolResult) and message.tool_call_id in self.output:
+            self._settle_output(message)
         self._broadcast(message)
         if isinstance(message, TurnEnd):
             self.pending = {k: r for k, r in self.pending.items() if not r.resolved}
+
+    # ------------------------------------------------------------------ a running command's output
+
+    def on_output(self, tool_call_id: str, text: str) -> None:
+        """The kaos's listener: output arrives in pieces; pages get it batched, every 0.1 s at most."""
+        kept = self.output.get(tool_call_id, "") + text
+        self.output[tool_call_id] = kept[-OUTPUT_KEEP_CHARS:]
+        self._unsent.setdefault(tool_call_id, []).append(text)
+        if self._flush is None:
+            self._flush = asyncio.get_running_loop().call_later(OUTPUT_FLUSH_S, self._send_output)
+
+    def _send_output(self) -> None:
+        if self._flush is not None:
+            self._flush.cancel()
+        self._flush = None
+        unsent, self._unsent = self._unsent, {}
+        for tool_call_id, parts in unsent.items():
+            params = {"tool_call_id": tool_call_id, "text": "".join(parts)[-OUTPUT_KEEP_CHARS:]}
+            self._broadcast(_Raw(notification("ToolOutput", params)))
+
+    def _settle_output(self, result: ToolResult) -> None:
+        """Finished: the result has the output. Cancelled: what it printed is kept for a reload."""
+        self._send_output()
+        if result.return_value.message != CANCELLED_MESSAGE:
+            self.output.pop(result.tool_call_id, None)
+            return
+        self.kept.append(result.tool_call_id)
+        for old in self.kept[:-KEPT_OUTPUTS]:
+            self.output.pop(old, None)
+        self.kept = self.kept[-KEPT_OUTPUTS:]
+
+    # ------------------------------------------------------------------ errors of failed turns
+
+    @property
+    def errors_file(self) -> Path:
+        return self.core.session.dir / ERRORS_FILE
+
+    def _save_error(self, message: str) -> None:
+        if not self.core.session.dir.is_dir():
+            return  # deleted meanwhile
+        try:
+            with open(self.errors_file, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"timestamp": time.time(), "message": message}, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            log.warning("cannot keep the error of session %s: %s", self.core.session.id, exc)
+
+    def _saved_errors(self) -> list[tuple[float, str]]:
+        out = []
+        try:
+            with open(self.errors_file, encoding="utf-8") as f:
+                for line in f:
+                    try:
+                        data = json.loads(line)
+                        out.append((float(data["timestamp"]), str(data["message"])))
+                    except (ValueError, KeyError, TypeError):
+                        continue
+        except OSError:
+            pass
+        return sorted(out)
 
     def _broadcast(self, item: Any) -> None:
         for page in list(self.pages):
@@ -120,19 +212,29 @@ class Driver:
     # ------------------------------------------------------------------ pages
 
     def attach(self) -> Page:
-        """A new page: the session's history first (from wire.jsonl), then live messages.
+        """A new page: the session's history first (from wire.jsonl, with the errors of failed
+        turns in their place), then live messages.
 
         Synchronous from reading the file to subscribing, so no message falls in between."""
         page = Page()
-        page.push(_Raw(notification("Reset", self.status())))
+        page.replay(_Raw(notification("Reset", self.status())))
         self.core.recorder.flush()
+        errors = self._saved_errors()
         for record in read_wire_file(self.core.session.wire_file):
-            page.push(record.message, live=False)
+            while errors and errors[0][0] < record.timestamp:
+                page.replay(_Raw(notification("Error", {"message": errors.pop(0)[1]})))
+            page.replay(record.message)
+        for _, message in errors:
+            page.replay(_Raw(notification("Error", {"message": message})))
+        for tool_call_id, text in self.output.items():  # running, or cancelled since this server started
+            page.replay(_Raw(notification("ToolOutput", {"tool_call_id": tool_call_id, "text": text})))
         for request in self.pending.values():
             if not request.resolved:
-                method = "ApprovalRequest" if isinstance(request, ApprovalRequest) else "QuestionRequest"
-                page.push(_Raw(notification(method, request.model_dump(mode="json"))))
-        page.push(_Raw(notification("HistoryEnd", self.status())))
+                if isinstance(request, ApprovalRequest):
+                    page.replay(_Raw(notification("ApprovalRequest", approval_params(request))))
+                else:
+                    page.replay(_Raw(notification("QuestionRequest", request.model_dump(mode="json"))))
+        page.replay(_Raw(notification("HistoryEnd", self.status())))
         self.pages.add(page)
         return page
 
@@ -153,11 +255,16 @@ class Driver:
         try:
             await self.core.run_turn(text)
             sessions.set_last_session_id(self.core.work_dir, self.core.session.id)
+            task = asyncio.create_task(self.core.generate_title())  # the model names the session: Status
+            TITLE_TASKS.add(task)
+            task.add_done_callback(TITLE_TASKS.discard)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # shown on the page; the server goes on
+        except Exception as exc:  # shown on the page (and again after a reload); the server goes on
             log.info("turn failed: %s", exc)
-            self._broadcast(_Raw(notification("Error", {"message": str(exc) or type(exc).__name__})))
+            message = str(exc) or type(exc).__name__
+            self._save_error(message)
+            self._broadcast(_Raw(notification("Error", {"message": message})))
         finally:
             self.turn = None
             self._broadcast(_Raw(notification("Status", self.status())))
@@ -191,6 +298,12 @@ class Driver:
         self.pending.pop(request_id, None)
         self._broadcast(_Raw(notification("RequestResolved", {"id": request_id, "response": "answered"})))
 
+    def rename(self, title: str) -> None:
+        title = " ".join(title.split())
+        if not title:
+            raise WebError("The title is empty.", 400)
+        self.core.rename(title[:200])  # TitleChanged: every page gets the new Status
+
     def set_plan_mode(self, enabled: bool) -> None:
         self.core.set_plan_mode(enabled)
         self._broadcast(_Raw(notification("Status", self.status())))
@@ -207,6 +320,8 @@ class Driver:
         self._broadcast(_Raw(notification("Status", self.status())))
 
     async def close(self) -> None:
+        if self._flush is not None:
+            self._flush.cancel()
         for request in list(self.pending.values()):
             if isinstance(request, ApprovalRequest):
                 request.resolve(ApprovalResponse(request_id=request.id, response="reject"))
@@ -241,6 +356,41 @@ class Hub:
             })  # fmt: skip
         return out
 
+    def rename(self, session_id: str, title: str) -> None:
+        """A title the user chose; through the session's driver when it has one (pages see it)."""
+        if session_id in self.drivers:
+            self.drivers[session_id].rename(title)
+            return
+        session = self._find(session_id)
+        title = " ".join(title.split())
+        if not title:
+            raise WebError("The title is empty.", 400)
+        session.state.custom_title = title[:200]
+        session.state.title_generated = True  # never replaced by a generated one
+        session.save_state()
+
+    async def delete(self, session_id: str) -> None:
+        """Remove a session from disk (not while it runs a turn); its open pages' streams end."""
+        driver = self.drivers.get(session_id)
+        if driver is not None and driver.busy:
+            raise WebError("The session is running a turn: cancel it first.")
+        session = driver.core.session if driver is not None else self._find(session_id)
+        if driver is not None:
+            await driver.close()
+            del self.drivers[session_id]
+        try:
+            sessions.delete(session)
+        except FileNotFoundError:
+            pass  # never written (a new session without a turn) or already gone
+
+    def _find(self, session_id: str) -> sessions.Session:
+        if not sessions.is_valid_session_id(session_id):
+            raise WebError(f"invalid session id {session_id!r}", 404)
+        session = sessions.find(self.work_dir, session_id)
+        if session is None:
+            raise WebError(f"no session {session_id} in {self.work_dir}", 404)
+        return session
+
     def models(self) -> dict[str, Any]:
         config = self.loaded.config
         return {"default": config.default_model or "", "models": sorted(config.models)}
@@ -252,12 +402,7 @@ class Hub:
     def driver(self, session_id: str) -> Driver:
         if session_id in self.drivers:
             return self.drivers[session_id]
-        if not sessions.is_valid_session_id(session_id):
-            raise WebError(f"invalid session id {session_id!r}", 404)
-        session = sessions.find(self.work_dir, session_id)
-        if session is None:
-            raise WebError(f"no session {session_id} in {self.work_dir}", 404)
-        return self._drive(session, self._agent())
+        return self._drive(self._find(session_id), self._agent())
 
     def _agent(self) -> AgentSetup | None:
         """The config's `agent_file` for the next session (read again each time, like kimi acp)."""
@@ -277,10 +422,12 @@ class Hub:
 
         # the agent file, skills, [[hooks]] and the Agent tool (its children's messages show as
         # the tool's card), as in every front end
-        core = build_root_core(session, self.loaded, LocalKaos(), agent=agent, yolo=self.yolo or None)
+        kaos = LocalKaos()
+        core = build_root_core(session, self.loaded, kaos, agent=agent, yolo=self.yolo or None)
         set_question_support(core.toolset, "full")  # the page shows questions
         set_plan_mode_support(core.toolset, True)  # and plan mode
         driver = Driver(core)
+        kaos.output_listener = driver.on_output  # a running command's output, live
         self.drivers[session.id] = driver
         return driver
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError
+from ...sandbox import MODE_NAMES
 
 STDIN_LIMIT = 100 * 1024 * 1024
 
@@ -28,7 +29,7 @@ _VALUE_OPTIONS = {
     "--config-file": "config_file", "--config": "config_text",
     "-m": "model", "--model": "model",
     "--max-steps-per-turn": "max_steps_per_turn", "--max-retries-per-step": "max_retries_per_step",
-    "--agent-file": "agent_file",
+    "--agent-file": "agent_file", "--sandbox": "sandbox",
 }  # fmt: skip
 # Repeatable: each occurrence adds to a list.
 _LIST_OPTIONS = {
@@ -51,7 +52,7 @@ def default_options() -> dict[str, Any]:
         "model": None, "thinking": None, "yolo": False, "max_steps_per_turn": None,
         "mcp_config_files": (), "mcp_configs": (),
         "plan": False, "afk": False, "max_retries_per_step": None, "agent_file": None,
-        "skills_dirs": (), "add_dirs": (),
+        "skills_dirs": (), "add_dirs": (), "sandbox": None,
     }  # fmt: skip
 
 
@@ -91,6 +92,8 @@ def parse_fast(argv: list[str]) -> dict[str, Any] | None:
             if not (value.isdecimal() and int(value) >= 1):
                 return None
             options[key] = int(value)
+    if options["sandbox"] is not None and options["sandbox"] not in MODE_NAMES:
+        return None  # click says which modes there are
     return options if wire else None
 
 
@@ -284,6 +287,7 @@ def _prepare(
     agent_file: str | None = None,
     skills_dirs: tuple[str, ...] = (),
     add_dirs: tuple[str, ...] = (),
+    sandbox: str | None = None,
 ) -> _Prepared:
     """Validate the options and build the session's agent (runs in the preload thread)."""
     from ... import sessions
@@ -335,6 +339,7 @@ def _prepare(
         max_steps_per_turn=max_steps_per_turn,
     )
     core.approvals.runtime_afk = afk
+    core.sandbox.runtime_mode = sandbox  # --sandbox: for a session that made no choice of its own
     if plan and not core.plan_mode:
         core.set_plan_mode(True, announce=False)
     if mcp_servers is not None and (mcp_servers.servers or mcp_servers.problems):

@@ -1,16 +1,22 @@
 // kimi web: the page. Reads the session's events (the simple event stream plus the page's own
-// notifications, one JSON-RPC 2.0 notification per SSE message) and sends controls over POST.
+// notifications; a replayed history comes as JSON-RPC batches) and sends controls over POST.
+// A replay is built off-screen (a DocumentFragment) and attached once, so a long session costs
+// one layout, not one per event. What goes inside a tool's card is cards.js.
 "use strict";
 
 const TOKEN = document.querySelector('meta[name="kimi-token"]').content;
 const $ = (id) => document.getElementById(id);
-const state = { session: null, source: null, busy: false, run: null, tools: {}, requests: {}, replaying: false, follow: true, autoTop: 0 };
+const Cards = window.kimiCards;
+const { el, scroller } = Cards;
+const state = {
+  session: null, source: null, busy: false, run: null, tools: {}, requests: {},
+  running: new Set(), open: new Set(), // cards still running, requests still open: RunEnd settles them
+  replaying: false, buffer: null, follow: true, autoTop: 0,
+};
+window.kimiTimings = {}; // performance.now() marks: historyEnd, painted (read by the tests)
 
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
+class HttpError extends Error {
+  constructor(message, status) { super(message); this.status = status; }
 }
 
 async function api(path, body) {
@@ -20,21 +26,58 @@ async function api(path, body) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(path, init);
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (e) {
+    checkServer(); // not reachable: is it still running?
+    throw e;
+  }
   const data = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(data.error || response.statusText);
+  if (response.status === 403) { checkServer(); }
+  if (!response.ok) throw new HttpError(data.error || response.statusText, response.status);
   return data;
+}
+
+// Where new transcript nodes go: off-screen while a history is replayed.
+function root() {
+  return state.replaying ? state.buffer : $("transcript");
 }
 
 function showError(message) {
   const box = el("div", "error", message);
   box.dataset.testid = "error";
-  $("transcript").append(box);
+  if (!state.replaying) box.setAttribute("role", "alert");
+  root().append(box);
   scrollDown();
+}
+
+// A restarted `kimi web` has a new token: this tab's is refused (403). Say so, and how to go on.
+let checking = false;
+async function checkServer() {
+  if (checking) return;
+  checking = true;
+  let text;
+  try {
+    const response = await fetch("/api/sessions", { headers: { "X-Kimi-Token": TOKEN } });
+    if (response.status === 403 || response.status === 401) {
+      text = "kimi web was restarted, and this tab still has the old token (a new one is made at each start). " +
+        "Open the URL it printed when it started: the line “kimi web: open http://…/?token=…” in its terminal.";
+    }
+  } catch (_) {
+    text = "kimi web is not running at this address. Start it again (kimi web) and open the URL it prints.";
+  }
+  checking = false;
+  if (!text) return;
+  const banner = $("banner");
+  banner.textContent = text;
+  banner.hidden = false;
+  $("state").textContent = "disconnected";
 }
 
 // The transcript follows new output while it is scrolled to the bottom; scrolled up, it stays put.
 function scrollDown(force) {
+  if (state.replaying) return;
   const t = $("transcript");
   if (force) state.follow = true;
   if (state.follow) { t.scrollTop = t.scrollHeight; state.autoTop = t.scrollTop; }
@@ -48,33 +91,51 @@ function onScroll() {
 
 // ------------------------------------------------------------------ sessions
 
+// The open session is the URL's fragment, "#/<id>" (a route, not a place in the page; "#<id>" too).
+function hashSession() {
+  return decodeURIComponent(location.hash.replace(/^#\/?/, ""));
+}
+
+const sessionActions = {
+  refresh: () => loadSessions().catch((e) => showError(e.message)),
+  rename: (id, title) => api(`/api/sessions/${id}/rename`, { title }).then(() => loadSessions()).catch((e) => showError(e.message)),
+  async remove(id) {
+    try {
+      await api(`/api/sessions/${id}/delete`, {});
+    } catch (e) {
+      showError(e.message);
+      return;
+    }
+    const data = await loadSessions();
+    if (id === state.session) {
+      const next = data.sessions.find((s) => s.id !== id);
+      if (next) { history.replaceState(null, "", "#/" + next.id); openSession(next.id); } else await newSession();
+    }
+  },
+};
+
+let listed = 0; // the latest list asked for: an older answer arriving late must not overwrite it
+
 async function loadSessions() {
+  const asked = ++listed;
   const data = await api("/api/sessions");
+  if (asked !== listed) return data;
   $("work-dir").textContent = data.work_dir;
   const select = $("model");
   if (!select.options.length) {
     for (const alias of data.models) select.append(new Option(alias, alias));
   }
-  const list = $("sessions");
-  list.replaceChildren();
-  for (const s of data.sessions) {
-    const item = el("li", s.id === state.session ? "current" : "");
-    const link = el("a", "", s.title || "Untitled");
-    link.href = "#" + s.id;
-    link.title = s.id;
-    item.dataset.sessionId = s.id;
-    item.append(link);
-    if (s.busy) item.append(el("span", "dot", "●"));
-    list.append(item);
-  }
+  window.kimiSessions.render(data.sessions, state.session, sessionActions);
   return data;
 }
 
 async function newSession() {
   const data = await api("/api/sessions", {});
-  history.pushState(null, "", "#" + data.id);
+  history.pushState(null, "", "#/" + data.id);
   openSession(data.id);
   loadSessions().catch(() => {});
+  window.kimiSessions.setDrawer(false);
+  $("prompt").focus();
 }
 
 function openSession(id) {
@@ -82,17 +143,30 @@ function openSession(id) {
   state.session = id;
   $("state").textContent = "connecting";
   $("transcript").replaceChildren();
-  state.run = null; state.tools = {}; state.requests = {};
+  state.run = null; state.tools = {}; state.requests = {}; state.running.clear(); state.open.clear();
   if (!id) return;
   const url = `/api/sessions/${encodeURIComponent(id)}/events?token=${encodeURIComponent(TOKEN)}`;
   const source = new EventSource(url);
-  source.onmessage = (e) => onMessage(JSON.parse(e.data));
-  source.onerror = () => { if (source.readyState === EventSource.CLOSED) showError("The connection to kimi web was lost."); };
+  source.onmessage = (e) => {
+    $("banner").hidden = true; // connected (again)
+    const data = JSON.parse(e.data);
+    if (Array.isArray(data)) for (const message of data) onMessage(message); // a replay batch
+    else onMessage(data);
+  };
+  source.onerror = () => {
+    if (source.readyState === EventSource.CLOSED) {
+      showError("The connection to kimi web was lost.");
+      checkServer();
+    } else {
+      $("state").textContent = "reconnecting";
+      checkServer();
+    }
+  };
   state.source = source;
   for (const item of $("sessions").children) item.classList.toggle("current", item.dataset.sessionId === id);
 }
 
-// ------------------------------------------------------------------ the event stream
+// ------------------------------------------------------------------ the transcript
 
 function currentRun() {
   if (!state.run) startRun("");
@@ -101,11 +175,10 @@ function currentRun() {
 
 function startRun(userInput) {
   if (!state.replaying) state.follow = true; // a new prompt: show it and its answer
-  const t = $("transcript");
   const user = el("div", "msg user", userInput);
   user.dataset.testid = "user-message";
   const run = el("div", "run");
-  t.append(user, run);
+  root().append(user, run);
   state.run = { node: run, answer: null, thinking: null };
   return state.run;
 }
@@ -129,16 +202,39 @@ function thinkingNode(run) {
   return run.thinking;
 }
 
+// A card's parts, made when first needed, always in this order.
+const SLOTS = ["tool-head", "tool-body", "tool-requests", "tool-display", "tool-steps", "live-output", "tool-result", "tool-output", "tool-note"];
+const SLOT_LABELS = { "live-output": "Output so far", "tool-output": "Tool output" };
+
+function slot(card, cls) {
+  for (const child of card.children) if (child.classList.contains(cls)) return child;
+  const node = SLOT_LABELS[cls] ? scroller(el("pre", cls), SLOT_LABELS[cls]) : el("div", cls);
+  const later = SLOTS.slice(SLOTS.indexOf(cls) + 1);
+  const next = [...card.children].find((c) => later.some((l) => c.classList.contains(l)));
+  card.insertBefore(node, next || null);
+  return node;
+}
+
+function dropSlot(card, cls) {
+  for (const child of card.children) if (child.classList.contains(cls)) { child.remove(); return; }
+}
+
 function toolCard(id, name, args) {
   let card = state.tools[id];
   if (card) return card;
-  card = el("div", "tool");
+  card = el("div", "tool running");
+  state.running.add(card);
   card.dataset.testid = "tool-card";
   card.dataset.toolCallId = id;
+  card.dataset.name = name || "";
   const head = el("div", "tool-head");
-  head.append(el("span", "tool-name", name || "tool"), el("code", "tool-args", summarizeArgs(args)));
-  card.append(head, el("div", "tool-display"), el("pre", "tool-output"));
-  card.classList.add("running");
+  const summary = Cards.summary(name, args);
+  const argsNode = el("span", "tool-args", summary);
+  argsNode.title = summary;
+  head.append(el("span", "tool-name", name || "tool"), argsNode);
+  card.append(head);
+  const body = Cards.argsBody(name, args);
+  if (body) slot(card, "tool-body").append(body);
   currentRun().node.append(card);
   state.tools[id] = card;
   // A new step's text goes below its tools.
@@ -146,61 +242,44 @@ function toolCard(id, name, args) {
   return card;
 }
 
-function summarizeArgs(args) {
-  try {
-    const parsed = JSON.parse(args || "{}");
-    const first = parsed.command ?? parsed.path ?? parsed.pattern ?? parsed.url;
-    if (typeof first === "string") return first;
-  } catch (_) { /* not JSON: shown as is */ }
-  return args || "";
-}
-
-function renderDisplay(container, blocks) {
-  for (const block of blocks || []) {
-    if (block.type === "diff") container.append(renderDiff(block));
-    else if (block.type === "shell") container.append(el("pre", "shell-command", "$ " + block.command));
-    else if (block.type === "brief") container.append(el("div", "brief", block.text));
-    else if (block.type === "todo") {
-      const list = el("ul", "todo");
-      for (const item of block.items) list.append(el("li", item.status, item.title));
-      container.append(list);
-    }
-  }
+function showCounts(card, blocks) {
+  const { added, removed } = Cards.diffCounts(blocks);
+  if (!added && !removed) return;
+  const head = card.querySelector(".tool-head");
+  let counts = head.querySelector(".tool-counts");
+  if (!counts) { counts = el("span", "tool-counts"); counts.dataset.testid = "counts"; head.append(counts); }
+  counts.replaceChildren(el("span", "count-add", `+${added}`), " ", el("span", "count-del", `−${removed}`));
 }
 
 // The model's text as Markdown (markdown.js: DOM nodes, never its HTML). Chunks only append to
-// the node's text; it is rendered once per frame, which also batches a replayed history.
+// the node's text; it is rendered once per frame, and a replayed history once at its end.
 const pending = new Set();
 
 function appendText(node, text) {
   node.mdText = (node.mdText || "") + text;
-  if (!pending.size) requestAnimationFrame(flushText);
+  if (!pending.size && !state.replaying) requestAnimationFrame(flushText);
   pending.add(node);
 }
 
 function flushText() {
-  for (const node of pending) window.kimiMarkdown.renderInto(node, node.mdText);
+  for (const node of pending) {
+    window.kimiMarkdown.renderInto(node, node.mdText);
+    decorate(node);
+  }
   pending.clear();
   scrollDown();
 }
 
-function lines(text) {
-  const out = text ? text.split("\n") : [];
-  if (out.length && out[out.length - 1] === "") out.pop();
-  return out;
-}
-
-function renderDiff(block) {
-  const box = el("div", "diff");
-  box.dataset.testid = "diff";
-  box.append(el("div", "diff-path", block.path));
-  const pre = el("pre");
-  const old = lines(block.old_text);
-  const neu = lines(block.new_text);
-  for (const line of old) pre.append(el("span", "del", "- " + line + "\n"));
-  for (const line of neu) pre.append(el("span", "add", "+ " + line + "\n"));
-  box.append(pre);
-  return box;
+// Code blocks: reachable by keyboard (they scroll sideways), and coloured once complete.
+function decorate(node) {
+  for (const box of node.querySelectorAll(".md-code")) {
+    const pre = box.querySelector("pre");
+    if (pre && !pre.hasAttribute("tabindex")) scroller(pre, "Code");
+    if (!box.classList.contains("open")) {
+      const code = box.querySelector("pre > code");
+      if (code) window.kimiHighlight.highlight(code);
+    }
+  }
 }
 
 function approvalCard(req) {
@@ -208,10 +287,13 @@ function approvalCard(req) {
   card.dataset.testid = "approval";
   card.append(el("div", "request-title", `${req.sender} wants to ${req.action}`), el("div", "request-body", req.description));
   if (req.warning) card.append(el("div", "request-warning", `Warning: ${req.warning}`));
-  const display = el("div", "tool-display");
-  renderDisplay(display, req.display);
+  const display = el("div", "request-display");
+  Cards.renderDisplay(display, req.display);
+  const tool = state.tools[req.tool_call_id];
+  if (tool) showCounts(tool, req.display);
   const feedback = el("input", "feedback");
   feedback.placeholder = "Feedback for the agent (with Reject)";
+  feedback.setAttribute("aria-label", "Feedback for the agent (sent with Reject)");
   const buttons = el("div", "buttons");
   const answer = (response) => () => {
     api(`/api/sessions/${state.session}/approval`, { request_id: req.id, response, feedback: feedback.value })
@@ -251,6 +333,7 @@ function questionCard(req) {
     }
     const other = el("input", "other");
     other.placeholder = q.other_label || "Or answer in your own words";
+    other.setAttribute("aria-label", q.other_label || "Or answer in your own words");
     box.append(other);
     inputs.push({ q, box, other });
     card.append(box);
@@ -274,8 +357,10 @@ function questionCard(req) {
 function addRequest(req, card) {
   if (state.requests[req.id]) return;
   state.requests[req.id] = card;
+  state.open.add(req.id);
+  card.dataset.forTool = req.tool_call_id;
   const tool = state.tools[req.tool_call_id];
-  if (tool) tool.querySelector(".tool-head").after(card);
+  if (tool) slot(tool, "tool-requests").append(card);
   else currentRun().node.append(card);
   scrollDown();
 }
@@ -283,32 +368,118 @@ function addRequest(req, card) {
 function closeRequest(id, response) {
   const card = state.requests[id];
   if (!card || card.classList.contains("done")) return;
+  state.open.delete(id);
   card.classList.add("done");
   for (const input of card.querySelectorAll("button, input")) input.disabled = true;
   const labels = { approve: "Approved", approve_for_session: "Approved for session", reject: "Rejected", answered: "Answered" };
   card.append(el("div", "resolution", labels[response] || "No longer waiting"));
+  // Approved: what was approved (the diff, the command) stays in the card until the result replaces it.
+  const tool = state.tools[card.dataset.forTool];
+  const shown = card.querySelector(".request-display");
+  if (tool && shown && shown.childNodes.length && String(response).startsWith("approve")) {
+    const display = slot(tool, "tool-display");
+    if (!display.childNodes.length) display.append(...shown.childNodes);
+  }
+}
+
+function planTarget() {
+  const cards = Object.values(state.tools);
+  for (let i = cards.length - 1; i >= 0; i--) {
+    if (cards[i].dataset.name === "ExitPlanMode") return slot(cards[i], "tool-body");
+  }
+  return currentRun().node;
+}
+
+function subagentEvent(p) {
+  const card = state.tools[p.parent_tool_call_id];
+  if (!card) return;
+  const e = p.event || {};
+  const params = e.params || {};
+  let steps = card.querySelector(".tool-steps ol");
+  if (!steps) {
+    const box = slot(card, "tool-steps");
+    box.append(el("div", "steps-title", `Subagent${p.subagent_type ? " (" + p.subagent_type + ")" : ""}: its steps`));
+    steps = el("ol", "steps");
+    steps.dataset.testid = "subagent-steps";
+    box.append(steps);
+  }
+  if (e.method === "ToolCallBegin") {
+    const step = el("li", "step running");
+    step.dataset.stepId = params.tool_call_id;
+    step.append(el("span", "tool-name", params.name), " ", el("span", "tool-args", Cards.summary(params.name, params.arguments)));
+    steps.append(step);
+    steps.said = null;
+  } else if (e.method === "ToolResult") {
+    const step = [...steps.children].find((s) => s.dataset.stepId === params.tool_call_id);
+    if (step) {
+      step.classList.remove("running");
+      step.classList.toggle("failed", String(params.content || "").startsWith("ERROR"));
+    }
+  } else if (e.method === "TextDelta") {
+    if (!steps.said) { steps.said = el("li", "step said md"); steps.append(steps.said); }
+    appendText(steps.said, params.text);
+  }
+  scrollDown();
+}
+
+function splitSummary(content) {
+  const at = content.indexOf("\n[summary]\n");
+  if (at < 0) return ["", content];
+  return [content.slice(0, at).trim().split("\n").join(" · "), content.slice(at + "\n[summary]\n".length)];
 }
 
 function setStatus(s) {
   if (!s) return;
   state.busy = !!s.busy;
   $("session-title").textContent = s.title || "Untitled";
+  document.title = `${s.title || "Untitled"} · kimi web`;
   $("plan-mode").checked = !!s.plan_mode;
   if (s.model) $("model").value = s.model;
   $("state").textContent = state.busy ? "working" : "idle";
   $("state").classList.toggle("busy", state.busy);
-  $("steer").disabled = !state.busy;
   $("cancel").disabled = !state.busy;
   $("model").disabled = state.busy;
+  // Enter while the agent works adds to the running turn: the box says so.
+  $("send").textContent = state.busy ? "Steer" : "Send";
+  $("composer-hint").textContent = state.busy
+    ? "The agent is working: Enter steers it (adds your text to this turn). Esc cancels the turn."
+    : "Enter sends, Shift+Enter for a new line.";
+}
+
+// The replayed runs nearest the end are laid out at once; those before only when scrolled to
+// (content-visibility), so opening a long session lays out a screenful, not all of it.
+const NEAR_RUNS = 10;
+
+function markPainted() {
+  const t = window.kimiTimings;
+  t.historyEnd = performance.now();
+  requestAnimationFrame(() => setTimeout(() => { t.painted = performance.now(); }, 0));
 }
 
 const handlers = {
   Reset(p) {
+    window.kimiTimings.reset = performance.now();
     $("transcript").replaceChildren(); pending.clear();
-    state.run = null; state.tools = {}; state.requests = {}; state.replaying = true; state.follow = true;
+    state.run = null; state.tools = {}; state.requests = {}; state.follow = true;
+    state.running.clear(); state.open.clear();
+    state.replaying = true; state.buffer = document.createDocumentFragment();
     setStatus(p);
   },
-  HistoryEnd(p) { state.replaying = false; setStatus(p); flushText(); scrollDown(true); },
+  HistoryEnd(p) {
+    if (state.replaying) {
+      window.kimiTimings.replayed = performance.now();
+      flushText(); // every replayed text, rendered once, still off-screen
+      window.kimiTimings.rendered = performance.now();
+      state.replaying = false;
+      const runs = [...state.buffer.children].filter((node) => node.classList.contains("run"));
+      for (const run of runs.slice(0, -NEAR_RUNS)) run.classList.add("far");
+      $("transcript").append(state.buffer);
+      state.buffer = null;
+    }
+    setStatus(p);
+    scrollDown(true);
+    markPainted();
+  },
   Status(p) { setStatus(p); loadSessions().catch(() => {}); },
   RunBegin(p) { startRun(p.user_input); scrollDown(); },
   TurnBegin() {},
@@ -319,25 +490,78 @@ const handlers = {
   ToolResult(p) {
     const card = toolCard(p.tool_call_id, p.name, "");
     card.classList.remove("running");
-    card.querySelector(".tool-output").textContent = p.content;
+    state.running.delete(card);
+    const name = card.dataset.name;
+    const answers = name === "AskUserQuestion" ? Cards.answersView(p.content) : null;
+    if (answers) {
+      slot(card, "tool-result").replaceChildren(answers);
+    } else if (name === "Agent" && !String(p.content).startsWith("ERROR")) {
+      // "agent_id: …\nstatus: …\n\n[summary]\n<the answer>": the answer as Markdown, the rest small.
+      const [meta, answer] = splitSummary(String(p.content));
+      const result = slot(card, "tool-result");
+      if (meta) result.append(el("div", "agent-meta muted", meta));
+      const text = el("div", "md");
+      text.dataset.testid = "subagent-answer";
+      result.append(text);
+      appendText(text, answer);
+    } else if (p.content) {
+      slot(card, "tool-output").textContent = p.content;
+    }
+    // The output the command printed before a cancel stays; a finished command's result has it all.
+    if (!card.dataset.cancelled) dropSlot(card, "live-output");
     scrollDown();
   },
   ToolDisplay(p) {
     const card = toolCard(p.tool_call_id, "", "");
     card.classList.toggle("failed", p.is_error);
-    renderDisplay(card.querySelector(".tool-display"), p.display);
+    if (p.cancelled) card.dataset.cancelled = "1";
+    if (p.display && p.display.length) {
+      const display = slot(card, "tool-display");
+      display.replaceChildren();
+      Cards.renderDisplay(display, p.display);
+      showCounts(card, p.display);
+    }
+    if (/truncated/i.test(p.message || "")) {
+      const note = slot(card, "tool-note");
+      note.textContent = p.message;
+      note.dataset.testid = "truncated";
+    }
+    scrollDown();
+  },
+  ToolOutput(p) {
+    const card = state.tools[p.tool_call_id];
+    if (!card) return;
+    const live = slot(card, "live-output");
+    const atEnd = live.scrollHeight - live.scrollTop - live.clientHeight < 20;
+    live.append(p.text);
+    if (live.textContent.length > 200000) live.textContent = live.textContent.slice(-200000);
+    if (atEnd) live.scrollTop = live.scrollHeight;
     scrollDown();
   },
   TurnEnd() {},
   RunEnd() {
-    for (const id of Object.keys(state.requests)) closeRequest(id, "closed");
-    for (const card of Object.values(state.tools)) card.classList.remove("running");
+    for (const id of [...state.open]) closeRequest(id, "closed");
+    for (const card of state.running) card.classList.remove("running");
+    state.running.clear();
     if (state.run) state.run.node.classList.add("ended");
     state.run = null;
+    scrollDown();
   },
   ApprovalRequest(p) { addRequest(p, approvalCard(p)); },
   QuestionRequest(p) { addRequest(p, questionCard(p)); },
   RequestResolved(p) { closeRequest(p.id, p.response); },
+  Plan(p) {
+    const box = el("div", "plan");
+    box.dataset.testid = "plan";
+    const head = el("div", "plan-head");
+    head.append(el("strong", "", "Plan"), " ", el("span", "muted", p.file_path));
+    const text = el("div", "plan-text md");
+    box.append(head, text);
+    planTarget().append(box);
+    appendText(text, p.content);
+    scrollDown();
+  },
+  Subagent(p) { subagentEvent(p); },
   Steer(p) { const m = el("div", "msg user steer", p.text); currentRun().node.append(m); state.run.answer = null; },
   Notice(p) { currentRun().node.append(el("div", "notice", [p.title, p.body].filter(Boolean).join(": "))); },
   Error(p) { showError(p.message); },
@@ -357,30 +581,48 @@ function control(action, body) {
 
 async function submitPrompt(event) {
   event.preventDefault();
-  const text = $("prompt").value;
-  if (!text.trim()) return;
-  if (!state.session) return;
-  $("prompt").value = "";
-  await control(state.busy ? "steer" : "prompt", { text });
+  const box = $("prompt");
+  const text = box.value;
+  if (!text.trim() || !state.session) return;
+  const action = state.busy ? "steer" : "prompt";
+  try {
+    await api(`/api/sessions/${state.session}/${action}`, { text });
+    if (box.value === text) box.value = ""; // sent: cleared (unless the user typed on meanwhile)
+    if (action === "steer") {
+      const note = el("div", "notice", `Steering: “${text}” reaches the agent at its next step.`);
+      note.dataset.testid = "steer-note";
+      currentRun().node.append(note);
+      scrollDown();
+    }
+  } catch (e) {
+    showError(`Not sent (your text is still in the box): ${e.message}`);
+  }
 }
 
 window.addEventListener("DOMContentLoaded", async () => {
+  window.kimiSessions.init();
   $("composer").addEventListener("submit", submitPrompt);
   $("transcript").addEventListener("scroll", onScroll, { passive: true });
+  // The composer grows or shrinks (its hint, a longer prompt): the end stays in view while following.
+  new ResizeObserver(() => { if (state.follow) scrollDown(); }).observe($("transcript"));
   $("prompt").addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("composer").requestSubmit(); }
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); $("composer").requestSubmit(); }
   });
-  $("steer").onclick = () => { const text = $("prompt").value; if (text.trim()) { $("prompt").value = ""; control("steer", { text }); } };
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || e.defaultPrevented) return;
+    if (document.body.classList.contains("drawer-open")) { window.kimiSessions.setDrawer(false); return; }
+    if (state.busy) { e.preventDefault(); control("cancel"); }
+  });
   $("cancel").onclick = () => control("cancel");
   $("plan-mode").onchange = (e) => control("plan_mode", { enabled: e.target.checked });
   $("model").onchange = (e) => control("model", { alias: e.target.value });
   $("new-session").onclick = () => newSession().catch((e) => showError(e.message));
-  window.addEventListener("hashchange", () => { if (location.hash.slice(1) !== state.session) openSession(location.hash.slice(1)); });
+  window.addEventListener("hashchange", () => { if (hashSession() !== state.session) openSession(hashSession()); });
   try {
     const data = await loadSessions();
-    const wanted = location.hash.slice(1);
+    const wanted = hashSession();
     if (wanted) openSession(wanted);
-    else if (data.sessions.length) { history.replaceState(null, "", "#" + data.sessions[0].id); openSession(data.sessions[0].id); }
+    else if (data.sessions.length) { history.replaceState(null, "", "#/" + data.sessions[0].id); openSession(data.sessions[0].id); }
     else await newSession();
   } catch (e) {
     showError(e.message);

@@ -25,9 +25,8 @@ ACPX = NODE_DIR / "node_modules" / "acpx" / "dist" / "cli.js"
 def _node_ready() -> None:
     """Make sure the pinned SDK is installed (the marker already skipped, or failed in CI, without node/npm)."""
     if not all((NODE_DIR / "node_modules" / name).exists() for name in ("@agentclientprotocol/sdk", "acpx")):
-        subprocess.run(
-            ["npm", "ci" if (NODE_DIR / "package-lock.json").exists() else "install", "--no-audit", "--no-fund"],
-            cwd=NODE_DIR, check=True, capture_output=True, timeout=300,
+        subprocess.run(  # the lock's versions (npm ci refuses acpx's lock: see .ci/run)
+            ["npm", "install", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True, capture_output=True, timeout=300
         )
 
 

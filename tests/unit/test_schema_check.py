@@ -208,7 +208,7 @@ def test_the_copy_is_of_the_npm_version_the_lockfile_pins() -> None:
 def test_the_copy_equals_the_installed_npm_package(unavailable: Any) -> None:
     package = NODE_DIR / "node_modules" / SDK
     if not (package / "package.json").exists():
-        unavailable(f"{package} is not installed (npm ci --prefix tests/node)")
+        unavailable(f"{package} is not installed (npm install --prefix tests/node)")
     assert json.loads((package / "package.json").read_text())["version"] == source()["version"]
     for name, entry in source()["files"].items():
         assert (package / entry["from"]).read_bytes() == (COPY / name).read_bytes(), (

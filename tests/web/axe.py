@@ -1,4 +1,4 @@
-"""axe-core (tests/node/package.json, installed by `npm ci --prefix tests/node`) run in a page.
+"""axe-core (tests/node/package.json, installed by `npm install --prefix tests/node`) run in a page.
 
 Evaluated through the browser's debugging protocol, so the page's Content-Security-Policy stays
 as it is. Without the package the test is skipped on a developer's machine and fails in CI.
@@ -16,7 +16,7 @@ AXE = Path(__file__).resolve().parents[1] / "node" / "node_modules" / "axe-core"
 def axe_violations(page: Any, unavailable: Callable[[str], NoReturn]) -> list[str]:
     """axe's default rules on the whole page: one line per violation (rule, impact, first targets)."""
     if not AXE.is_file():
-        unavailable("not installed: axe-core (npm ci --prefix tests/node)")
+        unavailable("not installed: axe-core (npm install --prefix tests/node)")
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.evaluate(AXE.read_text(encoding="utf-8") + "\n;0")
     result = page.evaluate("async () => (await window.axe.run(document)).violations.map((v) => "

@@ -113,3 +113,34 @@ def test_cards_show_plans_todos_questions_and_subagents_as_text(start_web: Start
     expect(page.locator('.tool[data-tool-call-id="p1"]').get_by_test_id("plan")).to_contain_text("Say hello")
     for card_id in ("t1", "q1", "a1", "p1"):
         assert_no_raw_json(page.locator(f'.tool[data-tool-call-id="{card_id}"]'))
+
+
+@pytest.mark.requires_tool("bwrap")
+@pytest.mark.timeout(120)
+def test_approval_cards_say_what_always_asks_what_is_remembered_and_the_sandbox(
+    start_web: StartWeb, browser_page: Any, work_dir: Path
+) -> None:
+    """A file holding credentials: the warning, and no "always" button; a command leaving the
+    sandbox: the sandbox line with the reason; "always" names exactly what it covers."""
+    from playwright.sync_api import expect
+
+    (work_dir / ".env").write_text("TOKEN=abc123\n", encoding="utf-8")
+    server = start_web([
+        tool_call("r1", "ReadFile", {"path": ".env"}),
+        tool_call("s1", "Shell", {"command": "git status", "outside_sandbox": True, "reason": "needs the network"}),
+        "text: done",
+    ], config_keys={"sandbox": {"mode": "workspace-write"}})  # fmt: skip
+    page = browser_page
+    page.goto(server.url)
+    expect(page.locator("#state")).to_have_text("idle")
+    page.fill("#prompt", "go")
+    page.press("#prompt", "Enter")
+    read = page.get_by_test_id("approval").last
+    expect(read.locator(".request-warning")).to_contain_text("holds credentials")
+    expect(read.get_by_role("button")).to_have_text(["Approve", "Reject"])
+    read.get_by_role("button", name="Approve", exact=True).click()
+    shell = page.get_by_test_id("approval").last
+    expect(shell.locator(".request-sandbox")).to_contain_text("needs the network")
+    expect(shell.get_by_role("button", name="Always allow `git status …` in this session")).to_be_visible()
+    shell.get_by_role("button", name="Reject").click()
+    expect(page.locator("#state")).to_have_text("idle")

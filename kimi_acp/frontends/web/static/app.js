@@ -287,6 +287,7 @@ function approvalCard(req) {
   card.dataset.testid = "approval";
   card.append(el("div", "request-title", `${req.sender} wants to ${req.action}`), el("div", "request-body", req.description));
   if (req.warning) card.append(el("div", "request-warning", `Warning: ${req.warning}`));
+  if (req.sandbox) card.append(el("div", "request-sandbox", req.sandbox));  // the sandbox it runs in, or leaves
   const display = el("div", "request-display");
   Cards.renderDisplay(display, req.display);
   const tool = state.tools[req.tool_call_id];

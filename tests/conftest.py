@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -58,6 +59,16 @@ def schema_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop("KIMI_CACHE_DIR", None)
     else:
         os.environ["KIMI_CACHE_DIR"] = previous
+
+
+@pytest.fixture(autouse=True)
+def _no_server_left_in_memory() -> Iterator[None]:
+    """A server a test ran in this process (tests/support/inmemory.py) must be stopped by the end
+    of the test: one left running would lend its environment and state to the next test."""
+    yield
+    inmemory = sys.modules.get("tests.support.inmemory")
+    if inmemory is not None and (name := inmemory.left_running()) is not None:
+        pytest.fail(f"{name} was left running (its environment and state are put back now): close it in the test")
 
 
 @pytest.fixture(name="unavailable")

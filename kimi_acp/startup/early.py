@@ -268,20 +268,35 @@ def start(
     first = read_first_line(limit, stop=lambda: preloader.failed() or signals.requested)
     if first is None:
         return EarlyStart(preloader, signals, b"", None, True)
-    try:
-        message = json.loads(first.line) if first.line.strip() else None
-    except (ValueError, RecursionError):  # the server proper answers it (-32700)
-        message = None
-    result = answer(message) if isinstance(message, dict) else None
-    if result is None:
+    early = early_answer(first.line, answer)
+    if early is None:
         return EarlyStart(preloader, signals, first.line + first.leftover, None, first.eof)
-    response = {"jsonrpc": "2.0", "id": message["id"], "result": result}  # type: ignore[index]
-    write_stdout((json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
+    output, params = early
+    write_stdout(output)
     unread, eof = first.leftover, first.eof
     if more is not None and not eof:
         stop = lambda: preloader.done() or signals.requested  # noqa: E731
         unread, eof = _serve_more(unread, more, limit, stop=stop, hold=preloader.paused)
-    return EarlyStart(preloader, signals, unread, message["params"], eof)  # type: ignore[index]
+    return EarlyStart(preloader, signals, unread, params, eof)
+
+
+def decode_line(line: bytes) -> Any:
+    """A line of input as JSON; None when it is empty or malformed (the server proper answers it)."""
+    try:
+        return json.loads(line) if line.strip() else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def early_answer(line: bytes, answer: Callable[[dict[str, Any]], dict[str, Any] | None]) -> tuple[bytes, dict[str, Any]] | None:
+    """The output answering the first `line` when `answer` recognises it as a handshake, and the
+    handshake's params; None leaves the line to the server."""
+    message = decode_line(line)
+    result = answer(message) if isinstance(message, dict) else None
+    if result is None:
+        return None
+    response = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    return (json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n").encode(), message["params"]
 
 
 def _serve_more(
@@ -302,10 +317,7 @@ def _serve_more(
             return data, False
         if not first.line:
             return first.leftover, first.eof
-        try:
-            message = json.loads(first.line) if first.line.strip() else None
-        except (ValueError, RecursionError):
-            message = None
+        message = decode_line(first.line)
         output = more(message, hold) if isinstance(message, dict) else None
         if output is None:
             return first.line + first.leftover, first.eof

@@ -1,6 +1,7 @@
 """`kimi acp` with a Kimi account: the gate, `authenticate`, a refused login mid-session, `logout`.
 
-Real `kimi acp` subprocesses whose every message is validated against the ACP schema."""
+`kimi acp` served in this process (tests/support/inmemory.py), every message validated against the
+ACP schema."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from acp import RequestError
 from tests.auth.conftest import account_config, write_credentials
 from tests.fakes.oauth_server import FakeOAuthServer
 from tests.fakes.openai_server import FakeLLMServer, text_reply
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 
 ACCESS = "at-acp-reference-1a2b3c4d5e"
 REFRESH = "rt-acp-reference-6f7a8b9c0d"
@@ -43,7 +44,7 @@ def assert_no_token_in_files(share: Path, *secrets: str) -> None:
 
 
 async def test_initialize_advertises_logout_and_the_account_login(share: Path, oauth: FakeOAuthServer) -> None:
-    async with spawn_acp(env(share, oauth)) as agent:
+    async with serve_acp(env(share, oauth)) as agent:
         init = await agent.initialize()
         assert init.agent_capabilities.auth.logout is not None
         login = next(m for m in init.auth_methods if m.id == "login")
@@ -56,7 +57,7 @@ async def test_reference_login_is_used_and_logout_removes_it(tmp_path: Path, sha
     project = tmp_path / "project"
     project.mkdir()
     llm.enqueue(text_reply("from kimi"))
-    async with spawn_acp(env(share, oauth)) as agent:
+    async with serve_acp(env(share, oauth)) as agent:
         await agent.initialize()
         assert await agent.conn.authenticate(method_id="login") is not None
         session = await agent.new_session(project)
@@ -87,7 +88,7 @@ async def test_no_login_is_auth_required_until_the_token_exists(tmp_path: Path, 
     write_account_config(share, llm)
     project = tmp_path / "project"
     project.mkdir()
-    async with spawn_acp(env(share, oauth)) as agent:
+    async with serve_acp(env(share, oauth)) as agent:
         await agent.initialize()
         for call in (lambda: agent.new_session(project), lambda: agent.conn.authenticate(method_id="login")):
             with pytest.raises(RequestError) as info:
@@ -105,7 +106,7 @@ async def test_revoked_refresh_token_mid_session_is_auth_required(tmp_path: Path
     write_credentials(share, ACCESS, REFRESH, expires_at=time.time() - 30)  # expired; the server never issued REFRESH
     project = tmp_path / "project"
     project.mkdir()
-    async with spawn_acp(env(share, oauth)) as agent:
+    async with serve_acp(env(share, oauth)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)  # an expired token with a refresh token passes the gate
         for _ in range(2):

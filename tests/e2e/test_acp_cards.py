@@ -12,7 +12,8 @@ import json
 from typing import Any
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
-from tests.support.acp_client import Recorder, spawn_acp
+from tests.support.acp_client import Recorder
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 ASK = "ask"  # a session/request_permission about the card, in the timeline
@@ -54,7 +55,7 @@ def final_card(recorder: Recorder, tool_call_id: str) -> dict[str, Any]:
 
 async def test_approved_write_is_pending_until_approved_then_runs(share, project):
     write_config(share, [tool_call("w1", "WriteFile", {"path": "out.txt", "content": "hello\n"}), "text: done"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         agent.client.permission_policy = lambda request: "approve"
         await agent.initialize()
         session = await agent.new_session(project)
@@ -67,7 +68,7 @@ async def test_approved_write_is_pending_until_approved_then_runs(share, project
 
 async def test_rejected_write_goes_from_pending_to_failed(share, project):
     write_config(share, [tool_call("w1", "WriteFile", {"path": "out.txt", "content": "hello\n"}), "text: unused"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         agent.client.permission_policy = lambda request: "reject"
         await agent.initialize()
         session = await agent.new_session(project)
@@ -81,7 +82,7 @@ async def test_rejected_write_goes_from_pending_to_failed(share, project):
 async def test_read_only_tool_goes_in_progress_without_asking(share, project):
     (project / "notes.txt").write_text("alpha\nbeta\n")
     write_config(share, [tool_call("r1", "ReadFile", {"path": "notes.txt"}), "text: read"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "read it")
@@ -92,7 +93,7 @@ async def test_read_only_tool_goes_in_progress_without_asking(share, project):
 
 async def test_approved_shell_in_a_terminal_is_in_progress_when_the_terminal_is_embedded(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "echo hi"}), "text: ran"])
-    async with spawn_acp(acp_env(share), terminal=True) as agent:
+    async with serve_acp(acp_env(share), terminal=True) as agent:
         agent.client.permission_policy = lambda request: "approve"
         await agent.initialize()
         session = await agent.new_session(project)
@@ -106,7 +107,7 @@ async def test_approved_shell_in_a_terminal_is_in_progress_when_the_terminal_is_
 
 async def test_cancel_while_asking_fails_the_pending_card(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "echo never"}), "text: unused"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         never = asyncio.get_running_loop().create_future()
         agent.client.permission_policy = lambda request: never
         await agent.initialize()
@@ -129,7 +130,7 @@ async def test_read_file_card_shows_what_was_read(share, project):
     lines = [f"line {n}: `code` *not emphasis*" for n in range(1, 8)] + ["```", "after a fence"]
     (project / "notes.md").write_text("\n".join(lines) + "\n")
     write_config(share, [tool_call("r1", "ReadFile", {"path": "notes.md", "line_offset": 3, "n_lines": 4}), "text: read"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "read it")
@@ -148,7 +149,7 @@ async def test_read_file_card_shows_what_was_read(share, project):
 async def test_read_file_card_fence_outlasts_backticks_in_the_file(share, project):
     (project / "doc.md").write_text("intro\n```python\nprint(1)\n```\nend\n")
     write_config(share, [tool_call("r1", "ReadFile", {"path": "doc.md"}), "text: read"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "read it")
@@ -163,7 +164,7 @@ async def test_read_file_card_fence_outlasts_backticks_in_the_file(share, projec
 async def test_read_file_tail_location_is_the_first_line_read(share, project):
     (project / "log.txt").write_text("".join(f"entry {n}\n" for n in range(1, 11)))
     write_config(share, [tool_call("r1", "ReadFile", {"path": "log.txt", "line_offset": -3}), "text: read"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "tail it")
@@ -176,11 +177,11 @@ async def test_read_file_tail_location_is_the_first_line_read(share, project):
 async def test_read_file_content_is_replayed_on_load(share, project):
     (project / "notes.txt").write_text("remember me\n")
     write_config(share, [tool_call("r1", "ReadFile", {"path": "notes.txt"}), "text: read"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "read it")
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         await agent.conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
         card = final_card(agent.recorder, card_id(agent.recorder, "ReadFile"))

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 
@@ -27,7 +26,7 @@ async def test_files_go_through_the_editor_when_it_offers_fs(share, project):
         "text: done",
     ]
     write_config(share, scripts, default_yolo=True)
-    async with spawn_acp(acp_env(share), fs=True) as agent:
+    async with serve_acp(acp_env(share), fs=True) as agent:
         agent.client.buffers[str(on_disk)] = "print('unsaved')\n"  # what the editor shows, not yet saved
         await agent.initialize()
         session = await agent.new_session(project)
@@ -46,7 +45,7 @@ async def test_files_go_through_the_editor_when_it_offers_fs(share, project):
 async def test_without_fs_files_are_local(share, project):
     (project / "main.py").write_text("print('disk')\n")
     write_config(share, [tool_call("r1", "ReadFile", {"path": "main.py"}), tool_call("w1", "WriteFile", {"path": "out.txt", "content": "x"}), "text: ok"], default_yolo=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "work")
@@ -58,7 +57,7 @@ async def test_without_fs_files_are_local(share, project):
 
 async def test_shell_runs_in_the_client_terminal(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "echo from-terminal; pwd; exit 3"}), "text: seen"])
-    async with spawn_acp(acp_env(share), terminal=True) as agent:
+    async with serve_acp(acp_env(share), terminal=True) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "run")
@@ -85,7 +84,7 @@ async def test_shell_runs_in_the_client_terminal(share, project):
 
 async def test_terminal_timeout_kills_and_releases(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "sleep 20", "timeout": 1}), "text: after"], default_yolo=True)
-    async with spawn_acp(acp_env(share), terminal=True) as agent:
+    async with serve_acp(acp_env(share), terminal=True) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "run")
@@ -97,7 +96,7 @@ async def test_terminal_timeout_kills_and_releases(share, project):
 
 async def test_without_terminal_capability_shell_runs_locally(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "echo local-run"}), "text: ok"], default_yolo=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "run")

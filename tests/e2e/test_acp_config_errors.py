@@ -6,7 +6,7 @@ import acp
 import pytest
 
 from tests.e2e.acp_fixtures import acp_env
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 
 TYPOS = {
     "unknown_type": (
@@ -26,7 +26,7 @@ async def test_session_new_reports_the_config_error_in_one_line(share, project, 
     text, fragment = TYPOS[case]
     path = share / "config.toml"
     path.write_text('default_model = "m"\n' + text + MODEL)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         with pytest.raises(acp.RequestError) as caught:
             await agent.new_session(project)

@@ -1,4 +1,5 @@
-"""`session/delete`, and error messages a person can act on, from a real `kimi acp`."""
+"""`session/delete`, and error messages a person can act on, from `kimi acp` (served in this process,
+tests/support/inmemory.py; the other session holder is a real `kimi --wire` process)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import acp
 import pytest
 
 from tests.e2e.acp_fixtures import acp_env, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import WireMemory, serve_acp
 from tests.support.wire_client import WireProcess, tool_call
 
 
@@ -18,7 +19,7 @@ async def _delete(agent, session_id: str) -> dict:
 
 async def test_session_delete_removes_it_from_disk_and_from_the_list(share, project):
     write_config(share, ["text: one", "text: two"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         init = await agent.initialize()
         assert init.agent_capabilities.session_capabilities.delete is not None
         kept = (await agent.new_session(project)).session_id
@@ -46,7 +47,7 @@ async def test_session_delete_removes_it_from_disk_and_from_the_list(share, proj
 
 async def test_deleting_a_session_with_a_running_turn_cancels_it(share, project):
     write_config(share, [tool_call("c1", "Shell", {"command": "sleep 30"})])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         # Never answer: the turn waits on the user.
         agent.client.permission_policy = lambda request: asyncio.get_running_loop().create_future()
         await agent.initialize()
@@ -64,7 +65,7 @@ async def test_deleting_a_session_with_a_running_turn_cancels_it(share, project)
 
 async def test_errors_put_the_actionable_text_in_message(share, project, tmp_path):
     """acpx and others print only `error.message`."""
-    agent = await WireProcess.spawn("acp", env={"KIMI_SHARE_DIR": str(share)})  # no config: no model
+    agent = await WireMemory.acp(env={"KIMI_SHARE_DIR": str(share)})  # no config: no model
     await agent.call("initialize", {"protocolVersion": 1})
     response, _ = await agent.call("session/new", {"cwd": str(project), "mcpServers": []})
     assert response["error"]["code"] == -32000
@@ -103,7 +104,7 @@ async def test_delete_refuses_a_turn_running_in_another_process_and_nothing_brin
     nothing; once the turn is over the delete goes through, and the wire process's later writes
     (a prompt, plan mode, its shutdown) do not re-create the folder."""
     write_config(share, [tool_call("c1", "Shell", {"command": "echo hi"}), "text: done"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session_id = (await agent.new_session(project)).session_id
         wire = await WireProcess.start("--work-dir", str(project), "--session", session_id, env=acp_env(share))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
-from tests.support.acp_client import spawn_acp
 from tests.support.hooks import HookScript, hook
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 
@@ -17,7 +17,7 @@ async def test_blocked_tool_is_a_failed_card_with_the_reason(share, project, tmp
     hooks = [hook("PreToolUse", script.command("exit2", "Blocked: rm -rf is not allowed."), "^Shell$")]
     scripts = [tool_call("s1", "Shell", {"command": "touch marker"}), "text: I will not do that then."]
     write_config(share, scripts, default_yolo=True, hooks=hooks)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "clean up")
@@ -37,7 +37,7 @@ async def test_blocked_prompt_is_the_agents_reply_and_ends_the_turn(share, proje
     script = HookScript(tmp_path / "hooks")
     hooks = [hook("UserPromptSubmit", script.command("deny-json", "This project does not take prompts on Fridays."))]
     write_config(share, ["text: the model was called"], hooks=hooks)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "hello")

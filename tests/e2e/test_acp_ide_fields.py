@@ -8,7 +8,7 @@
 - a background command's output streams onto its card, for a client that shows display-only
   terminals (`clientCapabilities._meta.terminal_output`), and for no other.
 
-`spawn_acp` validates every message against the ACP schema.
+`serve_acp` validates every message against the ACP schema.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from typing import Any
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.e2e.test_acp_cards import card_id, final_card
-from tests.support.acp_client import Recorder, spawn_acp
+from tests.support.acp_client import Recorder
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 CHUNKS = ("user_message_chunk", "agent_message_chunk", "agent_thought_chunk")
@@ -63,7 +64,7 @@ async def test_names_and_message_ids_live_are_the_ones_a_load_replays(share, pro
         "think: it says alpha\ntext: It says alpha.",
         "text: second turn",
     ])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "read a.txt")
@@ -104,7 +105,7 @@ async def test_a_streamed_card_shows_no_placeholder_arguments(share, project):
         *(f"tool_call_part: {json.dumps({'arguments_part': part})}" for part in parts),
     ])
     write_config(share, [script, "text: done"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         agent.client.permission_policy = lambda request: "approve"
         await agent.initialize()
         session = await agent.new_session(project)
@@ -125,7 +126,7 @@ async def test_a_streamed_card_shows_no_placeholder_arguments(share, project):
 
 async def test_closing_the_session_withdraws_its_permission_dialog(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "echo never"}), "text: unused"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         never = asyncio.get_running_loop().create_future()
         agent.client.permission_policy = lambda request: never
         await agent.initialize()
@@ -142,7 +143,7 @@ async def test_closing_the_session_withdraws_its_permission_dialog(share, projec
 
 async def test_cancelling_the_prompt_withdraws_its_permission_dialog(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "echo never"}), "text: unused"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         never = asyncio.get_running_loop().create_future()
         agent.client.permission_policy = lambda request: never
         await agent.initialize()
@@ -158,7 +159,7 @@ async def test_cancelling_the_prompt_withdraws_its_permission_dialog(share, proj
 
 async def test_an_answered_dialog_is_not_withdrawn(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "echo fine"}), "text: done"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         agent.client.permission_policy = lambda request: "approve"
         await agent.initialize()
         session = await agent.new_session(project)
@@ -180,7 +181,7 @@ BACKGROUND = {
 
 async def run_background(share, project, *, terminal_output: bool) -> tuple[Recorder, str]:
     write_config(share, [tool_call("bg", "Shell", BACKGROUND), "text: started"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         if terminal_output:
             agent.client.meta = {"terminal_output": True}
         agent.client.permission_policy = lambda request: "approve"
@@ -231,7 +232,7 @@ async def test_background_output_is_not_sent_to_a_client_that_did_not_opt_in(sha
 
 async def test_a_foreground_shell_whose_arguments_came_whole_registers_no_terminal(share, project):
     write_config(share, [tool_call("fg", "Shell", {"command": "echo here"}), "text: done"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         agent.client.meta = {"terminal_output": True}
         agent.client.permission_policy = lambda request: "approve"
         await agent.initialize()
@@ -253,7 +254,7 @@ async def test_a_dialog_another_answer_settled_is_withdrawn(share, project):
         + tool_call("w2", "WriteFile", {"path": "two.txt", "content": "2\n"}),
         "text: done",
     ])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         loop = asyncio.get_running_loop()
         answers = [loop.create_future(), loop.create_future()]
         agent.client.permission_policy = lambda request: answers[len(agent.client.permission_requests) - 1]

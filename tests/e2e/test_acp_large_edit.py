@@ -5,7 +5,7 @@ line. Every message is checked against the ACP schema by the test client."""
 from __future__ import annotations
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 LINES = 31_747
@@ -17,7 +17,7 @@ async def test_an_edit_of_a_2mb_file_sends_its_hunk(share, project):
     assert big.stat().st_size > 2_000_000
     edit = {"path": "big.txt", "edit": {"old": "line 20001 of", "new": "line 20001 (edited) of"}}
     write_config(share, [tool_call("e1", "StrReplaceFile", edit), "text: ok"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "edit it")

@@ -11,7 +11,7 @@ import pytest
 
 from kimi_acp import sessions
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, transcript, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 PLAN = "# Plan\n\n1. Write `feature.py`.\n"
@@ -46,7 +46,7 @@ async def test_plan_tools_switch_the_mode_and_show_the_plan(share, project, monk
             "text: Implementing the plan.",
         ],
     )
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         await agent.conn.load_session(cwd=str(project), session_id="acp-plan", mcp_servers=[])
         answers = iter(["Yes", "Approve"])
@@ -87,7 +87,7 @@ async def test_a_rejected_plan_stays_in_plan_mode(share, project, monkeypatch: p
     (share / "plans").mkdir()
     (share / "plans" / "rogue-beast-cyborg.md").write_text(PLAN)
     write_config(share, [tool_call("x1", "ExitPlanMode", {}), "text: never reached"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         loaded = await agent.conn.load_session(cwd=str(project), session_id="acp-plan-2", mcp_servers=[])
         assert loaded.modes.current_mode_id == "plan"  # restored from state.json
@@ -109,7 +109,7 @@ async def raw_initialize(agent: Any, session_caps: dict[str, Any]) -> None:
 
 async def test_a_retry_is_shown_as_a_message(share, project):
     write_config(share, ["error: 503 overloaded", "text: recovered"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "hi")
@@ -121,7 +121,7 @@ async def test_a_retry_is_shown_as_a_message(share, project):
 
 async def test_a_retry_is_a_notice_for_a_client_that_takes_notices(share, project):
     write_config(share, ["error: 503 overloaded", "text: recovered"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await raw_initialize(agent, {"notices": {}})
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "hi")
@@ -134,7 +134,7 @@ async def test_a_retry_is_a_notice_for_a_client_that_takes_notices(share, projec
 async def test_capabilities_unknown_to_the_sdk_survive_an_initialize_it_parses(share, project):
     """Not the first line, so the SDK's models parse this initialize: `session.notices` must not be lost."""
     write_config(share, ["error: 503 overloaded", "text: recovered"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.conn._conn.send_request("session/list", {})  # the first line: no early answer
         await raw_initialize(agent, {"notices": {}})
         session = await agent.new_session(project)
@@ -154,7 +154,7 @@ SMALL_MODEL = {"scripted": {"provider": "scripted_provider", "model": "scripted_
 
 async def test_compaction_is_shown_as_a_message(share, project):
     write_config(share, COMPACTING, models=SMALL_MODEL)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "first question")
@@ -167,7 +167,7 @@ async def test_compaction_is_shown_as_a_message(share, project):
 
 async def test_compaction_is_a_compaction_update_for_a_client_that_takes_them(share, project):
     write_config(share, COMPACTING, models=SMALL_MODEL)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await raw_initialize(agent, {"compaction": {}})
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "first question")

@@ -1,4 +1,4 @@
-"""Kimi Code CLI plugins end to end: `kimi plugin install` from a directory, then a real `kimi acp`
+"""Kimi Code CLI plugins end to end: `kimi plugin install` from a directory, then a `kimi acp`
 session whose model calls the plugin's tools (approval asked, arguments on stdin, the default
 model's key injected), a failing tool, and a cancelled one whose process is killed."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import tomlkit
 
 from tests.e2e.acp_fixtures import acp_env, of_kind
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.processes import live_pids, sleep_marker, wait_until
 from tests.support.wire_client import scripted_config_data, tool_call
 
@@ -84,7 +84,7 @@ async def test_an_installed_plugins_tools_run_in_an_ide_session(share: Path, pro
     assert "greeter v1.2.0 (installed)" in kimi(share, "plugin", "list").stdout
 
     env = {**acp_env(share), "EXPECTED_KEY": KEY}
-    async with spawn_acp(env) as agent:
+    async with serve_acp(env) as agent:
         await agent.initialize()
         session_id = (await agent.new_session(project)).session_id
         assert (await agent.prompt(session_id, "greet Ada")).stop_reason == "end_turn"

@@ -10,14 +10,14 @@ import acp
 import pytest
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 
 @pytest.mark.smoke
 async def test_text_streams_with_title_and_usage(share, project):
     write_config(share, ["think: pondering\ntext: Hello\ntext: , IDE\nusage: input_other=40 output=5"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "Say hello")
@@ -41,7 +41,7 @@ async def test_tool_cards_have_kind_locations_raw_input_diff_and_plan(share, pro
         "text: all done",
     ]
     write_config(share, scripts, default_yolo=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "edit it")
@@ -69,7 +69,7 @@ async def test_tool_cards_have_kind_locations_raw_input_diff_and_plan(share, pro
 
 async def test_tool_call_ids_are_unique_across_turns(share, project):
     write_config(share, [tool_call("same", "Glob", {"pattern": "*"}), "text: a", tool_call("same", "Glob", {"pattern": "*"}), "text: b"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "one")
@@ -87,7 +87,7 @@ async def test_streamed_arguments_update_the_card_title(share, project):
         ]
     )
     write_config(share, [script, "text: ok"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "find")
@@ -108,7 +108,7 @@ async def test_streamed_arguments_update_the_card_title(share, project):
 async def test_permission_outcomes(share, project, answer, ran, second_step):
     marker = project / "ran.txt"
     write_config(share, [tool_call("s1", "Shell", {"command": "touch ran.txt"}), "text: after"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         agent.client.permission_policy = lambda request: answer
         await agent.initialize()
         session = await agent.new_session(project)
@@ -138,7 +138,7 @@ async def test_approve_for_session_covers_later_calls_and_is_persisted(share, pr
         "text: third",
     ]
     write_config(share, scripts)
-    async with spawn_acp(acp_env(share), terminal=True) as agent:
+    async with serve_acp(acp_env(share), terminal=True) as agent:
         agent.client.permission_policy = lambda request: "approve_for_session"
         await agent.initialize()
         session = await agent.new_session(project)
@@ -155,7 +155,7 @@ async def test_approve_for_session_covers_later_calls_and_is_persisted(share, pr
 
 async def test_diff_is_shown_in_the_permission_request(share, project):
     write_config(share, [tool_call("w1", "WriteFile", {"path": "new.txt", "content": "fresh\n"}), "text: ok"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "write")
@@ -168,7 +168,7 @@ async def test_diff_is_shown_in_the_permission_request(share, project):
 
 async def test_cancel_during_a_permission_request(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "echo never"}), "text: unused"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         never = asyncio.get_running_loop().create_future()
         agent.client.permission_policy = lambda request: never  # the user never answers
         await agent.initialize()
@@ -190,7 +190,7 @@ async def test_cancel_during_a_permission_request(share, project):
 
 async def test_cancel_during_a_client_terminal(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "sleep 30"}), "text: unused"], default_yolo=True)
-    async with spawn_acp(acp_env(share), terminal=True) as agent:
+    async with serve_acp(acp_env(share), terminal=True) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         prompt = asyncio.create_task(agent.prompt(session.session_id, "wait"))
@@ -213,7 +213,7 @@ async def test_cancel_during_a_client_terminal(share, project):
 
 async def test_provider_error_is_a_jsonrpc_error(share, project):
     write_config(share, ["error: 400 The model `nope` does not exist"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         with pytest.raises(acp.RequestError) as caught:
@@ -224,7 +224,7 @@ async def test_provider_error_is_a_jsonrpc_error(share, project):
 
 async def test_provider_error_after_partial_output_is_visible_too(share, project):
     write_config(share, [tool_call("g1", "Glob", {"pattern": "*"}), "text: partial answer\nerror: 400 the request was malformed"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         with pytest.raises(acp.RequestError) as caught:
@@ -236,7 +236,7 @@ async def test_provider_error_after_partial_output_is_visible_too(share, project
 
 async def test_max_steps_gives_max_turn_requests(share, project):
     write_config(share, [tool_call("g1", "Glob", {"pattern": "*"}), "text: unreachable"], loop_control={"max_steps_per_turn": 1})
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "loop")
@@ -249,7 +249,7 @@ async def test_two_sessions_in_different_cwds_prompt_at_once(share, tmp_path):
         d.mkdir()
     script = tool_call("p1", "Shell", {"command": "sleep 0.3; pwd"})
     write_config(share, [script, "text: done"], default_yolo=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         sessions = [await agent.new_session(d) for d in dirs]
         started = time.monotonic()
@@ -266,7 +266,7 @@ async def test_two_sessions_in_different_cwds_prompt_at_once(share, tmp_path):
 
 async def test_second_prompt_waits_for_the_first(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "sleep 0.3"}), "text: first", "text: second"], default_yolo=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         first = asyncio.create_task(agent.prompt(session.session_id, "one"))
@@ -280,7 +280,7 @@ async def test_second_prompt_waits_for_the_first(share, project):
 async def test_prompt_with_image_resource_and_link_blocks(share, project):
     write_config(share, ["text: seen"], models={"scripted": {"provider": "scripted_provider", "model": "scripted_echo",
                                                              "max_context_size": 100000, "capabilities": ["image_in"]}})
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         blocks = [
@@ -298,7 +298,7 @@ async def test_prompt_with_image_resource_and_link_blocks(share, project):
 
 async def test_image_for_a_model_without_image_input_is_invalid_params(share, project):
     write_config(share, ["text: unused"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         with pytest.raises(acp.RequestError) as caught:

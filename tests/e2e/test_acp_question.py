@@ -16,7 +16,7 @@ import pytest
 from kimi_acp.tools.question import DISMISSED_NOTE, SINGLE_CHOICE_MESSAGE
 from tests.e2e.acp_fixtures import acp_env, fake_model_config, of_kind, write_config
 from tests.fakes.openai_server import FakeLLMServer, text_reply
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 LANGUAGE = {
@@ -53,7 +53,7 @@ def card_id(agent: Any, session_id: str) -> str:
 
 async def test_questions_are_asked_through_an_elicitation_form(share, project):
     write_config(share, ask(LANGUAGE, CHECKS))
-    async with spawn_acp(acp_env(share), elicitation=True) as agent:
+    async with serve_acp(acp_env(share), elicitation=True) as agent:
         agent.client.elicitation_policy = lambda request: {
             "action": "accept",
             "content": {"question_1": "Rust", "question_2": ["Lint", "Types"], "question_2_other": "fuzzing"},
@@ -88,7 +88,7 @@ async def test_questions_are_asked_through_an_elicitation_form(share, project):
 
 async def test_own_words_win_over_a_single_choice(share, project):
     write_config(share, ask(LANGUAGE))
-    async with spawn_acp(acp_env(share), elicitation=True) as agent:
+    async with serve_acp(acp_env(share), elicitation=True) as agent:
         agent.client.elicitation_policy = lambda request: {
             "action": "accept",
             "content": {"question_1": "Python", "question_1_other": "Go"},
@@ -108,7 +108,7 @@ async def test_own_words_win_over_a_single_choice(share, project):
 )
 async def test_a_declined_or_cancelled_form_is_a_dismissal(share, project, answer):
     write_config(share, ask(LANGUAGE))
-    async with spawn_acp(acp_env(share), elicitation=True) as agent:
+    async with serve_acp(acp_env(share), elicitation=True) as agent:
         agent.client.elicitation_policy = lambda request: answer
         await agent.initialize()
         session = await agent.new_session(project)
@@ -125,7 +125,7 @@ async def test_a_client_error_is_a_dismissal(share, project):
         raise acp.RequestError.internal_error({"details": "no form for you"})
 
     write_config(share, ask(LANGUAGE))
-    async with spawn_acp(acp_env(share), elicitation=True) as agent:
+    async with serve_acp(acp_env(share), elicitation=True) as agent:
         agent.client.elicitation_policy = refuse
         await agent.initialize()
         session = await agent.new_session(project)
@@ -136,7 +136,7 @@ async def test_a_client_error_is_a_dismissal(share, project):
 
 async def test_cancel_while_a_form_is_open_ends_the_turn_promptly(share, project):
     write_config(share, ask(LANGUAGE))
-    async with spawn_acp(acp_env(share), elicitation=True) as agent:
+    async with serve_acp(acp_env(share), elicitation=True) as agent:
         never = asyncio.get_running_loop().create_future()
         asked = asyncio.Event()
 
@@ -164,7 +164,7 @@ async def test_cancel_while_a_form_is_open_ends_the_turn_promptly(share, project
 
 async def test_one_single_choice_question_goes_through_a_permission_prompt(share, project):
     write_config(share, ask(LANGUAGE))
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         agent.client.permission_policy = lambda request: "option_2"
         await agent.initialize()
         session = await agent.new_session(project)
@@ -187,7 +187,7 @@ async def test_one_single_choice_question_goes_through_a_permission_prompt(share
 @pytest.mark.parametrize("answer", ["skip", "cancelled", "no-such-option"])
 async def test_skipping_the_permission_prompt_is_a_dismissal(share, project, answer):
     write_config(share, ask(LANGUAGE))
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         agent.client.permission_policy = lambda request: answer
         await agent.initialize()
         session = await agent.new_session(project)
@@ -199,7 +199,7 @@ async def test_skipping_the_permission_prompt_is_a_dismissal(share, project, ans
 @pytest.mark.parametrize("questions", [(LANGUAGE, LANGUAGE | {"question": "Which editor?"}), (CHECKS,)], ids=["two", "multi"])
 async def test_without_forms_more_than_one_choice_is_a_tool_error(share, project, questions):
     write_config(share, ask(*questions))
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "ask me")
@@ -223,7 +223,7 @@ def server() -> Iterator[FakeLLMServer]:
 async def offered_spec(share: Path, project: Path, server: FakeLLMServer, *, elicitation: bool) -> dict[str, Any]:
     server.enqueue(text_reply("ok"))
     fake_model_config(share, server)
-    async with spawn_acp(acp_env(share), elicitation=elicitation) as agent:
+    async with serve_acp(acp_env(share), elicitation=elicitation) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "hi")

@@ -10,7 +10,7 @@ import pytest
 
 from kimi_acp import sessions
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, transcript, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 
@@ -21,7 +21,7 @@ def _index(recorder, predicate) -> int:
 @pytest.mark.smoke
 async def test_initialize_negotiates_version_one_and_advertises_capabilities(share):
     write_config(share)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         response = await agent.conn.initialize(protocol_version=99)
         assert response.protocol_version == 1
         caps = response.agent_capabilities
@@ -41,7 +41,7 @@ async def test_initialize_negotiates_version_one_and_advertises_capabilities(sha
 
 async def test_terminal_auth_method_when_the_client_supports_it(share):
     write_config(share)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         from acp.schema import ClientCapabilities
 
         caps = ClientCapabilities.model_validate({"auth": {"terminal": True}})
@@ -52,7 +52,7 @@ async def test_terminal_auth_method_when_the_client_supports_it(share):
 
 async def test_sessions_are_gated_on_a_usable_model_and_config_is_reread(share, project):
     (share / "config.toml").write_text("default_model = ''\n")
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         with pytest.raises(acp.RequestError) as caught:
             await agent.new_session(project)
@@ -72,7 +72,7 @@ async def test_sessions_are_gated_on_a_usable_model_and_config_is_reread(share, 
 
 async def test_kimi_api_key_in_the_environment_is_enough(share, project):
     env = {**acp_env(share), "KIMI_API_KEY": "sk-test-env-key", "KIMI_BASE_URL": "http://127.0.0.1:9/v1"}
-    async with spawn_acp(env) as agent:
+    async with serve_acp(env) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         options = {o.id: o for o in (await agent.conn.resume_session(session_id=session.session_id, cwd=str(project))).config_options}
@@ -81,7 +81,7 @@ async def test_kimi_api_key_in_the_environment_is_enough(share, project):
 
 async def test_new_session_returns_modes_and_options_then_commands(share, project):
     write_config(share)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         assert session.modes.current_mode_id == "default"
@@ -99,7 +99,7 @@ async def test_new_session_returns_modes_and_options_then_commands(share, projec
 
 async def test_new_session_rejects_a_relative_or_missing_cwd(share, project):
     write_config(share)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         for cwd in ("relative/dir", str(project / "missing")):
             with pytest.raises(acp.RequestError) as caught:
@@ -119,7 +119,7 @@ async def test_load_after_restart_replays_the_same_transcript(share, project):
     ]
     write_config(share, scripts, default_yolo=True)
     live_items: list = []
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         for question in ("copy a to b", "and then?"):
@@ -128,7 +128,7 @@ async def test_load_after_restart_replays_the_same_transcript(share, project):
             turn = agent.recorder.updates(session.session_id)[seen:]
             live_items += [("user_message_chunk", question), *transcript(turn)]
 
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         loaded = await agent.conn.load_session(session_id=session.session_id, cwd=str(project), mcp_servers=[])
         assert loaded.modes.current_mode_id == "yolo"  # default_yolo applied when the session was created
@@ -163,7 +163,7 @@ async def test_list_filters_by_cwd_orders_newest_first_and_pages(share, tmp_path
     elsewhere = sessions.create(other)
     elsewhere.state.custom_title = "elsewhere"
     elsewhere.save_state()
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         first = await agent.conn.list_sessions(cwd=str(project))
         assert len(first.sessions) == 50 and first.next_cursor
@@ -182,11 +182,11 @@ async def test_list_filters_by_cwd_orders_newest_first_and_pages(share, tmp_path
 
 async def test_resume_does_not_replay_and_continues_the_context(share, project):
     write_config(share, ["text: first", "text: second"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "one")
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         resumed = await agent.conn.resume_session(session_id=session.session_id, cwd=str(project))
         assert resumed.config_options
@@ -202,7 +202,7 @@ async def test_resume_does_not_replay_and_continues_the_context(share, project):
 
 async def test_close_then_prompt_loads_on_demand_and_unknown_sessions_error(share, project):
     write_config(share, ["text: before close", "text: after close"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "one")
@@ -223,7 +223,7 @@ async def test_close_then_prompt_loads_on_demand_and_unknown_sessions_error(shar
 
 async def test_fork_copies_history_and_then_diverges(share, project):
     write_config(share, ["text: original answer", "text: fork answer", "text: original again"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "shared question")
@@ -248,7 +248,7 @@ async def test_modes_and_model_options_apply_to_one_session_only(share, project)
         models={"other": {"provider": "scripted_provider", "model": "kimi-for-coding", "max_context_size": 50000}},
     )
     before = config.read_bytes()
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         first = await agent.new_session(project)
         second = await agent.new_session(project)
@@ -273,7 +273,7 @@ async def test_modes_and_model_options_apply_to_one_session_only(share, project)
 
 async def test_yolo_slash_command_pushes_mode_and_option_updates(share, project):
     write_config(share)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "/yolo")
@@ -287,7 +287,7 @@ async def test_yolo_slash_command_pushes_mode_and_option_updates(share, project)
 
 async def test_plan_mode_blocks_edits(share, project):
     write_config(share, [tool_call("w1", "WriteFile", {"path": "x.txt", "content": "no"}), "text: planned"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.conn.set_session_mode(session_id=session.session_id, mode_id="plan")
@@ -301,7 +301,7 @@ async def test_plan_mode_blocks_edits(share, project):
 @pytest.mark.smoke
 async def test_close_cancels_a_running_turn(share, project):
     write_config(share, [tool_call("s1", "Shell", {"command": "sleep 20"}), "text: unused"], default_yolo=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         prompt = asyncio.create_task(agent.prompt(session.session_id, "wait"))

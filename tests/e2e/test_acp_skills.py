@@ -11,7 +11,7 @@ import pytest
 
 from kimi_acp.core.slash_commands import code_spans
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 SKILL = "---\nname: review\ndescription: Review the code for bugs\n---\nReview carefully.\n"
@@ -50,7 +50,7 @@ def card_text(card: dict[str, Any]) -> str:
 async def test_skills_are_in_the_commands_after_new_load_and_resume(share, project, tmp_path):
     add_skill(project, "review", "Review the code for bugs")
     write_config(share, ["text: reviewed"])
-    async with spawn_acp(env(share, tmp_path)) as agent:
+    async with serve_acp(env(share, tmp_path)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await asyncio.sleep(0.2)
@@ -61,7 +61,7 @@ async def test_skills_are_in_the_commands_after_new_load_and_resume(share, proje
         await agent.conn.resume_session(session_id=session.session_id, cwd=str(project), mcp_servers=[])
         await asyncio.sleep(0.2)
         assert command_lists(agent, session.session_id)[-1] == first
-    async with spawn_acp(env(share, tmp_path)) as agent:
+    async with serve_acp(env(share, tmp_path)) as agent:
         await agent.initialize()
         await agent.conn.load_session(session_id=session.session_id, cwd=str(project), mcp_servers=[])
         await asyncio.sleep(0.2)
@@ -71,7 +71,7 @@ async def test_skills_are_in_the_commands_after_new_load_and_resume(share, proje
 async def test_commands_are_sent_again_when_the_skills_change_between_turns(share, project, tmp_path):
     write_config(share, ["text: one", tool_call("w1", "WriteFile", {"path": ".kimi/skills/made/SKILL.md", "content": "---\ndescription: Made by the agent\n---\nx\n"}), "text: wrote it"], default_yolo=True)
     (project / ".kimi" / "skills" / "made").mkdir(parents=True)  # WriteFile needs the parent folder
-    async with spawn_acp(env(share, tmp_path)) as agent:
+    async with serve_acp(env(share, tmp_path)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await asyncio.sleep(0.2)
@@ -94,7 +94,7 @@ async def test_additional_directories_are_advertised_and_honoured(share, project
     write_config(share, [tool_call("g1", "Glob", {"pattern": "*.py", "directory": str(extra)}), "text: done",
                          tool_call("g2", "Glob", {"pattern": "*.py", "directory": str(extra)}), "text: done"])  # fmt: skip
     (project / "tmp").mkdir()  # the system temp dir is readable unasked: tmp_path must not be in it
-    async with spawn_acp({**env(share, tmp_path), "TMPDIR": str(project / "tmp")}) as agent:
+    async with serve_acp({**env(share, tmp_path), "TMPDIR": str(project / "tmp")}) as agent:
         agent.client.permission_policy = lambda request: "reject"
         init = await agent.initialize()
         assert init.agent_capabilities.session_capabilities.additional_directories is not None
@@ -121,7 +121,7 @@ async def test_fork_and_load_take_additional_directories(share, project, tmp_pat
     (extra / "lib.py").write_text("x = 1\n")
     # Each session's model starts the scripts afresh: the source session only runs a command.
     write_config(share, [tool_call("g1", "Glob", {"pattern": "*.py", "directory": str(extra)}), "text: done"])
-    async with spawn_acp(env(share, tmp_path)) as agent:
+    async with serve_acp(env(share, tmp_path)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "/help")
@@ -129,7 +129,7 @@ async def test_fork_and_load_take_additional_directories(share, project, tmp_pat
         await agent.prompt(fork.session_id, "look")
         assert tool_updates(agent, fork.session_id)["g1"]["status"] == "completed"
         await agent.conn.close_session(session_id=fork.session_id)
-    async with spawn_acp(env(share, tmp_path)) as agent:  # a load with the list: the root is back
+    async with serve_acp(env(share, tmp_path)) as agent:  # a load with the list: the root is back
         await agent.initialize()
         await agent.conn.load_session(session_id=fork.session_id, cwd=str(project), mcp_servers=[], additional_directories=[str(extra)])
         replayed = len(agent.recorder.updates(fork.session_id))
@@ -144,7 +144,7 @@ async def test_readfile_outside_the_project_works_when_the_editor_refuses(share,
     outside.write_text("outside notes\n")
     (project / "inside.txt").write_text("inside\n")
     write_config(share, [tool_call("r1", "ReadFile", {"path": str(outside)}) + "\n" + tool_call("r2", "ReadFile", {"path": "inside.txt"}), "text: read"])
-    async with spawn_acp(env(share, tmp_path), fs=True) as agent:
+    async with serve_acp(env(share, tmp_path), fs=True) as agent:
         agent.client.project_root = project  # like Zed: fs/read_text_file only inside the project
         agent.client.buffers[str(project / "inside.txt")] = "unsaved inside\n"
         await agent.initialize()
@@ -161,14 +161,14 @@ async def test_agent_file_from_the_config_excludes_a_tool(share, project, tmp_pa
     agent_file = share / "reviewer.yaml"
     agent_file.write_text("agent:\n  extend: default\n  exclude_tools: [kimi_cli.tools.shell:Shell]\n")
     write_config(share, [tool_call("s1", "Shell", {"command": "echo hi"}), "text: ok"], agent_file="reviewer.yaml", default_yolo=True)
-    async with spawn_acp(env(share, tmp_path)) as agent:
+    async with serve_acp(env(share, tmp_path)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "run it")
         card = tool_updates(agent, session.session_id)["s1"]
         assert card["status"] == "failed" and "Tool `Shell` not found" in card_text(card)
     (share / "reviewer.yaml").write_text("agent:\n  extend: default\n  tools: [x:Teleport]\n")
-    async with spawn_acp(env(share, tmp_path)) as agent:
+    async with serve_acp(env(share, tmp_path)) as agent:
         await agent.initialize()
         with pytest.raises(acp.RequestError) as caught:
             await agent.new_session(project)
@@ -178,7 +178,7 @@ async def test_agent_file_from_the_config_excludes_a_tool(share, project, tmp_pa
 async def test_help_lists_what_available_commands_lists(share, project, tmp_path):
     add_skill(project, "review", "Review the code for bugs")
     write_config(share)
-    async with spawn_acp(env(share, tmp_path)) as agent:
+    async with serve_acp(env(share, tmp_path)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await asyncio.sleep(0.2)
@@ -210,7 +210,7 @@ async def test_a_flow_shows_each_node_prompt_in_the_ide(share, project, tmp_path
     path.parent.mkdir(parents=True)
     path.write_text(FLOW)
     write_config(share, ["text: notes written", "text: shipped"])
-    async with spawn_acp(env(share, tmp_path)) as agent:
+    async with serve_acp(env(share, tmp_path)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "/flow:ship")
@@ -225,7 +225,7 @@ async def test_session_list_reports_directories_added_with_add_dir(share, projec
     extra = tmp_path / "lib"
     extra.mkdir()
     write_config(share, ["text: hello"])
-    async with spawn_acp(env(share, tmp_path)) as agent:
+    async with serve_acp(env(share, tmp_path)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "hello")

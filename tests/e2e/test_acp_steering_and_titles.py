@@ -15,7 +15,7 @@ import pytest
 from kimi_acp.core.titles import TITLE_SYSTEM_PROMPT
 from tests.e2e.acp_fixtures import acp_env, fake_model_config, of_kind, texts, write_config
 from tests.fakes.openai_server import FakeLLMServer, error_reply, text_reply, tool_call_reply
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 
 STEER = "also print the date"
 FIRST_PROMPT = "please fix the login bug in auth.py: users with a plus sign in their email cannot sign in"
@@ -54,7 +54,7 @@ def titles(updates: list[dict[str, Any]]) -> list[str]:
 async def test_steering_during_a_shell_call_reaches_the_next_model_request(share, project, server):
     server.enqueue(tool_call_reply(("s1", "Shell", json.dumps({"command": "echo steered-run"}))), text_reply("done"))
     fake_model_config(share, server)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         assert agent.recorder.incoming[0]["result"]["_meta"] == {"steering": {"supported": True}}
         session = await agent.new_session(project)
@@ -80,7 +80,7 @@ async def test_steering_during_a_shell_call_reaches_the_next_model_request(share
 
 async def test_steering_an_idle_session(share, project):
     write_config(share, ["text: started by steering"])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         answer = await agent.conn.ext_method("session/steering", steering(session.session_id, "hello?", idleBehavior="promptRequired"))
@@ -106,7 +106,7 @@ async def test_steering_an_idle_session(share, project):
 async def test_a_generated_title_arrives_after_the_first_turn_and_rename_sets_one(share, project, server):
     server.enqueue(text_reply("Looking at auth.py now."), text_reply('"Fix plus-sign email login."'), text_reply("ok"))
     fake_model_config(share, server, titles=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, FIRST_PROMPT)
@@ -130,7 +130,7 @@ async def test_a_generated_title_arrives_after_the_first_turn_and_rename_sets_on
 async def test_a_failed_title_request_is_only_logged_and_tried_once_more(share, project, server):
     server.enqueue(text_reply("first"), error_reply(400, "no titles today"), text_reply("second"), text_reply("Second try"))
     fake_model_config(share, server, titles=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         assert (await agent.prompt(session.session_id, "one")).stop_reason == "end_turn"
@@ -145,7 +145,7 @@ async def test_a_failed_title_request_is_only_logged_and_tried_once_more(share, 
 async def test_titles_are_not_generated_when_turned_off(share, project, server):
     server.enqueue(text_reply("answer"), text_reply("A title"))
     fake_model_config(share, server, titles=False)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, FIRST_PROMPT)

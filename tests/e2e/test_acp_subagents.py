@@ -6,7 +6,7 @@ import asyncio
 import json
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.processes import process_alive, sleep_marker, wait_until
 from tests.support.wire_client import tool_call
 
@@ -27,7 +27,7 @@ async def test_subagent_cards_and_approval(share, project):
         f"text: {REPORT}",
         "text: All done.",
     ])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "what is here?")
@@ -54,7 +54,7 @@ async def test_subagent_cards_and_approval(share, project):
         assert final[parent_id]["status"] == "completed" and REPORT in json.dumps(final[parent_id]["content"])
         assert "All done." in texts(updates) and "Working on it." not in texts(updates)
 
-    async with spawn_acp(acp_env(share)) as agent:  # a later session/load shows the subagent's cards again
+    async with serve_acp(acp_env(share)) as agent:  # a later session/load shows the subagent's cards again
         await agent.initialize()
         await agent.conn.load_session(session_id=session.session_id, cwd=str(project), mcp_servers=[])
         replayed = agent.recorder.updates(session.session_id)
@@ -68,7 +68,7 @@ async def test_cancel_stops_the_subagent(share, project):
     marker = sleep_marker()
     write_config(share, [agent_call("sub"), tool_call("c1", "Shell", {"command": f"sleep {marker}", "timeout": 300})],
                  default_yolo=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         prompt = asyncio.create_task(agent.prompt(session.session_id, "go"))
@@ -122,7 +122,7 @@ async def test_background_subagent_cards_reach_the_client_between_prompts(share,
         tool_call("h2", "Shell", {"command": "echo second"}),  # asked and run only once no prompt runs
         f"text: {REPORT}",
     ]))
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         held = asyncio.get_running_loop().create_future()  # h1's answer: given once the prompt has returned
         agent.client.permission_policy = lambda request: held if request["tool_call"].tool_call_id.endswith("/h1") else "approve"
         await agent.initialize()
@@ -171,7 +171,7 @@ async def test_background_subagent_cards_reach_the_client_between_prompts(share,
         assert (await agent.prompt(sid, "thanks")).stop_reason == "end_turn"
         assert len(of_kind(recorder.updates(sid), "tool_call")) == 3
 
-    async with spawn_acp(acp_env(share)) as agent:  # session/load replays the background cards like foreground ones
+    async with serve_acp(acp_env(share)) as agent:  # session/load replays the background cards like foreground ones
         await agent.initialize()
         await agent.conn.load_session(session_id=sid, cwd=str(project), mcp_servers=[])
         replayed = agent.recorder.updates(sid)
@@ -191,7 +191,7 @@ async def test_nothing_is_sent_for_a_closed_session_whose_background_subagent_ra
         tool_call("h1", "Shell", {"command": f"sleep {marker}", "timeout": 300}),
         f"text: {REPORT}",
     ]))
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         sid = session.session_id

@@ -9,7 +9,7 @@ import json
 
 from tests.e2e.acp_fixtures import acp_env, write_config
 from tests.e2e.test_acp_cards import ASK, card_id, final_card, timeline
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 
@@ -25,7 +25,7 @@ async def test_background_shell_after_run_command_was_approved_for_the_session(s
         tool_call("bg", "Shell", {"command": "echo background", "run_in_background": True, "description": "echo bg"}),
         "text: done",
     ])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         agent.client.permission_policy = answers("approve_for_session", "approve")
         await agent.initialize()
         session = await agent.new_session(project)
@@ -45,7 +45,7 @@ async def test_background_commands_approved_for_the_session_run_unasked_but_a_fo
         tool_call("fg", "Shell", {"command": "sleep 0.3"}),
         "text: done",
     ])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         agent.client.permission_policy = answers("approve_for_session", "approve")
         await agent.initialize()
         session = await agent.new_session(project)

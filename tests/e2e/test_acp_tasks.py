@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.processes import live_pids, sleep_marker, wait_until
 from tests.support.wire_client import tool_call
 
@@ -18,7 +18,7 @@ async def test_background_task_runs_locally_and_session_close_kills_it(share, pr
         tool_call("out", "TaskOutput", {"task_id": "bash-1", "block": True, "timeout": 1}),
         "text: started",
     ])
-    async with spawn_acp(acp_env(share), terminal=True) as agent:
+    async with serve_acp(acp_env(share), terminal=True) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "go")
@@ -51,7 +51,7 @@ async def test_after_a_restart_a_task_card_shows_how_the_task_ended(share, proje
                                     "description": "long one", "timeout": 3600}),
         "text: started",
     ], default_yolo=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session_id = (await agent.new_session(project)).session_id
         assert (await agent.prompt(session_id, "go")).stop_reason == "end_turn"
@@ -60,7 +60,7 @@ async def test_after_a_restart_a_task_card_shows_how_the_task_ended(share, proje
         assert "long one (`bash-2`, bash): **running**" in task_card_text(updates(session_id), "long")
     # kimi acp exited: the long task was killed with its session
 
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         await agent.conn.load_session(session_id=session_id, cwd=str(project), mcp_servers=[])
         replayed = agent.recorder.updates(session_id)

@@ -18,7 +18,7 @@ import pytest
 from kimi_acp import sessions
 from tests.e2e.acp_fixtures import acp_env, fake_model_config, of_kind, texts, write_config
 from tests.fakes.openai_server import FakeLLMServer, text_reply
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 
 FRENCH = "Always answer in French."
 PIRATE = "You are a pirate who reviews code."
@@ -65,7 +65,7 @@ def text_prompt(text: str) -> dict[str, Any]:
 async def test_the_thought_level_option_switches_the_models_thinking(share, project, server):
     server.enqueue(text_reply("one"), text_reply("two"), text_reply("three"))
     fake_model_config(share, server, model={"capabilities": ["thinking"]})
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         created = await request(agent, "session/new", {"cwd": str(project), "mcpServers": []})
         session_id = created["sessionId"]
@@ -89,7 +89,7 @@ async def test_the_thought_level_option_switches_the_models_thinking(share, proj
 
 async def test_a_boolean_thinking_toggle_only_for_a_client_that_advertises_it(share, project):
     write_config(share, ["text: hi"], models=SCRIPTED_MODELS, default_model="other")
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await request(agent, "initialize", {"protocolVersion": 1, "clientCapabilities": {"session": {"configOptions": {"boolean": {}}}}})
         created = await request(agent, "session/new", {"cwd": str(project), "mcpServers": []})
         toggle = options_of(created)["thinking"]
@@ -105,7 +105,7 @@ async def test_a_boolean_thinking_toggle_only_for_a_client_that_advertises_it(sh
         with pytest.raises(acp.RequestError) as caught:
             await agent.conn.set_config_option(config_id="thinking", session_id=created["sessionId"], value=False)
         assert caught.value.code == -32602 and "always thinks" in str(caught.value)
-    async with spawn_acp(acp_env(share)) as agent:  # a client without toggles: a select, never a boolean
+    async with serve_acp(acp_env(share)) as agent:  # a client without toggles: a select, never a boolean
         await agent.initialize()
         created = await request(agent, "session/new", {"cwd": str(project), "mcpServers": []})
         assert options_of(created)["thinking"]["type"] == "select"
@@ -116,7 +116,7 @@ async def test_a_boolean_thinking_toggle_only_for_a_client_that_advertises_it(sh
 
 async def test_older_alias_thinking_values_are_still_accepted(share, project):
     write_config(share, ["text: hi"], models=SCRIPTED_MODELS)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
     path = state_file(share, session.session_id)
@@ -124,7 +124,7 @@ async def test_older_alias_thinking_values_are_still_accepted(share, project):
     state.update(model="other,thinking")  # what an older picker saved
     state.pop("thinking", None)
     path.write_text(json.dumps(state))
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         loaded = await request(agent, "session/load", {"sessionId": session.session_id, "cwd": str(project), "mcpServers": []})
         assert options_of(loaded)["model"]["currentValue"] == "other"
@@ -133,7 +133,7 @@ async def test_older_alias_thinking_values_are_still_accepted(share, project):
 
 async def test_model_and_thinking_slash_commands(share, project):
     write_config(share, [], models=SCRIPTED_MODELS)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         for line in ("/model", "/model other", "/thinking on", "/model nope", "/thinking maybe", "/help"):
@@ -160,7 +160,7 @@ async def test_model_and_thinking_slash_commands(share, project):
 async def test_the_ides_instructions_reach_the_model_and_stay_with_the_session(share, project, server):
     server.enqueue(*(text_reply(f"answer {n}") for n in range(4)))
     fake_model_config(share, server)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         init = await agent.initialize()
         raw = agent.recorder.incoming[0]["result"]
         assert raw["agentCapabilities"]["sessionCapabilities"]["systemPrompt"] == {"mode": {"override": {}}}
@@ -168,7 +168,7 @@ async def test_the_ides_instructions_reach_the_model_and_stay_with_the_session(s
         created = await request(agent, "session/new", {"cwd": str(project), "mcpServers": [], "systemPrompt": text_prompt(FRENCH)})
         session_id = created["sessionId"]
         await agent.prompt(session_id, "hello")
-    async with spawn_acp(acp_env(share)) as agent:  # another process, the IDE reloading without it
+    async with serve_acp(acp_env(share)) as agent:  # another process, the IDE reloading without it
         await agent.initialize()
         await request(agent, "session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
         await agent.prompt(session_id, "again")
@@ -202,7 +202,7 @@ async def test_the_ides_instructions_reach_the_model_and_stay_with_the_session(s
 )
 async def test_instructions_the_agent_cannot_apply_are_refused_before_any_session(share, project, system_prompt, field):
     write_config(share)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         for method in ("session/new", "session/load", "session/resume", "session/fork"):
             params = {"cwd": str(project), "mcpServers": [], "systemPrompt": system_prompt, "sessionId": "x"}
@@ -217,7 +217,7 @@ async def test_instructions_the_agent_cannot_apply_are_refused_before_any_sessio
 async def test_sign_in_methods_are_in_the_schemas_shapes(share, project):
     """Only `terminal` and agent methods (schema 1.25); the API key is named in the login method."""
     (share / "config.toml").write_text("default_model = ''\n")
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await request(agent, "initialize", {"protocolVersion": 1, "clientCapabilities": {"auth": {"terminal": True}}})
         (login,) = agent.recorder.incoming[0]["result"]["authMethods"]
         assert login["type"] == "terminal" and login["args"] == ["login"]

@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.fakes.web_services import FETCHED_MARKDOWN, FakeWebServices
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 KEY = "sk-acp-web-secret-777"
@@ -42,7 +42,7 @@ async def test_search_and_service_fetch_cards(share, project, services):
         "moonshot_search": {"base_url": f"{services.url}/search", "api_key": KEY},
         "moonshot_fetch": {"base_url": f"{services.url}/fetch", "api_key": KEY},
     })
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "go")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.e2e.acp_fixtures import acp_env, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 
@@ -12,7 +12,7 @@ async def test_append_to_an_unsaved_buffer_keeps_it_and_shows_it_in_the_diff(sha
     append = {"path": "draft.md", "content": "appended\n", "mode": "append"}
     scripts = [tool_call("w1", "WriteFile", append), "text: ok"]
     write_config(share, scripts)
-    async with spawn_acp(acp_env(share), fs=True) as agent:
+    async with serve_acp(acp_env(share), fs=True) as agent:
         agent.client.buffers[str(draft)] = "# Draft\nunsaved line\n"
         await agent.initialize()
         session = await agent.new_session(project)
@@ -32,7 +32,7 @@ async def test_overwrite_of_an_unsaved_buffer_diffs_against_it(share, project):
     overwrite = {"path": "draft.md", "content": "# Draft\nfinal line\n"}
     scripts = [tool_call("w1", "WriteFile", overwrite), "text: ok"]
     write_config(share, scripts)
-    async with spawn_acp(acp_env(share), fs=True) as agent:
+    async with serve_acp(acp_env(share), fs=True) as agent:
         agent.client.buffers[str(draft)] = "# Draft\nunsaved line\n"
         await agent.initialize()
         session = await agent.new_session(project)

@@ -16,7 +16,7 @@ from kimi_acp.sessions import work_dir_key
 from kimi_acp.skills.sources import BUILTIN_SKILLS_DIR
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.fakes.openai_server import FakeLLMServer, text_reply
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import events
 
 BUNDLED = ("kimi-cli-help", "skill-creator")
@@ -106,7 +106,7 @@ async def test_acp_lists_both_in_the_available_commands_and_runs_them(share: Pat
     write_config(share, ["text: here is how"])
     home = tmp_path / "home"
     home.mkdir()
-    async with spawn_acp({**acp_env(share), "HOME": str(home)}) as agent:
+    async with serve_acp({**acp_env(share), "HOME": str(home)}) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await asyncio.sleep(0.2)

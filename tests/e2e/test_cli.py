@@ -269,8 +269,8 @@ def test_wire_with_conflicting_session_flags(tmp_path: Path, work_dir: Path) -> 
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-async def test_signal_while_idle_exits_0(start_wire, sig: signal.Signals) -> None:
-    wire = await start_wire([])
+async def test_signal_while_idle_exits_0(start_wire_process, sig: signal.Signals) -> None:
+    wire = await start_wire_process([])
     init, _ = await wire.call("initialize", {"protocol_version": "1.10"})
     assert init["result"]["protocol_version"] == "1.10"
     started = time.monotonic()
@@ -282,11 +282,11 @@ async def test_signal_while_idle_exits_0(start_wire, sig: signal.Signals) -> Non
 
 
 async def test_sigterm_mid_turn_exits_0_and_leaves_no_children(
-    start_wire, share_dir: Path, monkeypatch: pytest.MonkeyPatch
+    start_wire_process, share_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KIMI_LOG_LEVEL", "DEBUG")  # the log tells when the command is fully started
     marker = sleep_marker(30)
-    wire = await start_wire([tool_call("tc-1", "Shell", {"command": f"sleep {marker}; echo never"})], "--yolo")
+    wire = await start_wire_process([tool_call("tc-1", "Shell", {"command": f"sleep {marker}; echo never"})], "--yolo")
     await wire.request("prompt", {"user_input": "wait"})
     await wire.until(lambda m: m.get("params", {}).get("type") == "ToolCall")
     log = share_dir / "logs" / "kimi.log"

@@ -44,13 +44,13 @@ def as_nobody(*argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-async def run_one_session(start_wire, share: Path) -> None:
+async def run_one_session(start_wire_process, share: Path) -> None:
     scripts = [
         tool_call("bg", "Shell", {"command": "echo task-output", "run_in_background": True, "description": "echo"}),
         tool_call("out", "TaskOutput", {"task_id": "bash-1", "block": True, "timeout": 10}),
         "text: done",
     ]
-    wire = await start_wire(scripts, "--yolo", env={"KIMI_SHARE_DIR": str(share)})
+    wire = await start_wire_process(scripts, "--yolo", env={"KIMI_SHARE_DIR": str(share)})
     await wire.call("initialize", INIT)
     response, _ = await wire.call("prompt", {"user_input": "a secret conversation"})
     assert response["result"] == {"status": "finished"}
@@ -58,9 +58,9 @@ async def run_one_session(start_wire, share: Path) -> None:
 
 
 @pytest.mark.requires_tool("setpriv")
-async def test_a_sessions_files_are_private_to_their_user(start_wire, work_dir: Path, open_base: Path, unavailable) -> None:
+async def test_a_sessions_files_are_private_to_their_user(start_wire_process, work_dir: Path, open_base: Path, unavailable) -> None:
     share = open_base / "home" / ".kimi"  # does not exist: the agent creates it
-    await run_one_session(start_wire, share)
+    await run_one_session(start_wire_process, share)
     (session_dir,) = (share / "sessions" / work_dir_key(work_dir)).iterdir()
     directories = [share, share / "sessions", session_dir.parent, session_dir, session_dir / "tasks", share / "logs"]
     files = [
@@ -95,12 +95,12 @@ async def test_a_sessions_files_are_private_to_their_user(start_wire, work_dir: 
 
 
 async def test_an_existing_share_dir_open_to_others_is_made_private_and_that_is_logged(
-    start_wire, open_base: Path
+    start_wire_process, open_base: Path
 ) -> None:
     share = open_base / "home" / ".kimi"
     share.mkdir(mode=0o755)
     share.chmod(0o755)  # what older versions left
-    await run_one_session(start_wire, share)
+    await run_one_session(start_wire_process, share)
     assert mode_of(share) == 0o700
     log = (share / "logs" / "kimi.log").read_text()
     assert log.count(f"{share} was open to other users (mode 755); it is now private (700)") == 1

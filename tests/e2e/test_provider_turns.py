@@ -28,7 +28,7 @@ from tests.fakes.gemini_server import (
 )
 from tests.fakes.openai_server import ErrorReply, FakeLLMServer, Stream
 from tests.fakes.responses_server import FakeResponsesServer, ResponsesScript, openai_error
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import WireProcess, event_types, events, text_of
 
 OPENAI_KEY = "sk-proj-e2e-responses-secret-7a1c"
@@ -232,7 +232,7 @@ async def test_a_turn_through_acp(backend: Backend, share: Path, project: Path) 
     (project / "notes.txt").write_text(NOTES + "\n")
     (share / "config.toml").write_text(tomlkit.dumps(config(backend)))
     backend.server.enqueue(backend.thinking_text_and_two_calls(), backend.rate_limited(), backend.answer("Done: ", "one file."))
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         blocks = [acp.text_block("What do these files say?"), acp.image_block(PNG_B64, "image/png")]

@@ -38,11 +38,11 @@ async def read_turn(wire, prompt: str) -> list[dict]:
     return [e["payload"]["return_value"] for e in events(seen, "ToolResult")]
 
 
-async def test_huge_files_are_read_in_bounded_memory(start_wire, work_dir: Path) -> None:
+async def test_huge_files_are_read_in_bounded_memory(start_wire_process, work_dir: Path) -> None:
     (work_dir / "small.txt").write_text("tiny\n")
     lines = write_many_lines(work_dir / "big.txt", 64 * MIB)
     (work_dir / "one-line.txt").write_bytes(b"y" * (16 * MIB))
-    wire = await start_wire(
+    wire = await start_wire_process(  # the peak RSS of its own process
         [
             tool_call("r0", "ReadFile", {"path": "small.txt"}),
             "text: warmed up",

@@ -1,8 +1,9 @@
 """Every request gets exactly one answer, whatever arrives around it — on both servers.
 
-Real `kimi acp` and `kimi --wire` processes, raw JSON-RPC lines: a cancel in the same write as
-its prompt, cancel storms around the permission request, absurdly nested lines, malformed
-envelopes, stdin closing while requests are open.
+Raw JSON-RPC lines to `kimi acp` and `kimi --wire`: a cancel in the same write as its prompt,
+cancel storms around the permission request, absurdly nested lines, malformed envelopes (the
+servers in this process, tests/support/inmemory.py), and, with real processes, a nested first
+line (the early handshake reads it) and stdin closing while requests are open.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.acp_fixtures import write_config
-from tests.support.wire_client import WireProcess, event_types, scripted_config, tool_call
+from tests.support.inmemory import WireMemory
+from tests.support.wire_client import WireClientMixin, WireProcess, event_types, scripted_config, tool_call
 
 SHELL_CALL = tool_call("c1", "Shell", {"command": "echo storm"})
 STORM_ROUNDS = 200
@@ -25,20 +27,24 @@ STORM_ROUNDS = 200
 # --------------------------------------------------------------------------- helpers
 
 
-async def start_acp(share: Path, scripts: list[str]) -> WireProcess:
+async def start_acp(share: Path, scripts: list[str], *, process: bool = False) -> Any:
+    """`kimi acp` with raw lines: in this process, or (`process`) a real one."""
     write_config(share, scripts)
-    return await WireProcess.spawn("acp", env={"KIMI_SHARE_DIR": str(share)})
+    env = {"KIMI_SHARE_DIR": str(share)}
+    return await (WireProcess.spawn("acp", env=env) if process else WireMemory.acp(env=env))
 
 
-async def acp_session(agent: WireProcess, project: Path) -> str:
+async def acp_session(agent: WireClientMixin, project: Path) -> str:
     await agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
     response, _ = await agent.call("session/new", {"cwd": str(project), "mcpServers": []})
     return response["result"]["sessionId"]
 
 
-async def start_wire(tmp_path: Path, project: Path, scripts: list[str]) -> WireProcess:
+async def start_wire(tmp_path: Path, project: Path, scripts: list[str], *, process: bool = False) -> Any:
+    """`kimi --wire`, initialized: in this process, or (`process`) a real one."""
     config = scripted_config(tmp_path, scripts)
-    wire = await WireProcess.start("--work-dir", str(project), "--config-file", str(config))
+    kind = WireProcess if process else WireMemory
+    wire = await kind.start("--work-dir", str(project), "--config-file", str(config))
     await wire.call("initialize", {"protocol_version": "1.10"})
     return wire
 
@@ -64,7 +70,7 @@ def wire_cancel(request_id: Any) -> bytes:
     return line({"jsonrpc": "2.0", "id": request_id, "method": "cancel"})
 
 
-async def answers(proc: WireProcess, ids: set[Any], timeout: float = 5.0) -> dict[Any, dict[str, Any]]:
+async def answers(proc: WireClientMixin, ids: set[Any], timeout: float = 5.0) -> dict[Any, dict[str, Any]]:
     """Read until every id in `ids` is answered; fails on a second answer to any of them."""
     got: dict[Any, dict[str, Any]] = {}
     deadline = asyncio.get_running_loop().time() + timeout
@@ -78,7 +84,7 @@ async def answers(proc: WireProcess, ids: set[Any], timeout: float = 5.0) -> dic
     return got
 
 
-async def quiet(proc: WireProcess, seconds: float = 0.3) -> list[dict[str, Any]]:
+async def quiet(proc: WireClientMixin, seconds: float = 0.3) -> list[dict[str, Any]]:
     """Whatever arrives within `seconds` (to check that nothing more is said)."""
     seen = []
     try:
@@ -200,7 +206,7 @@ async def test_any_nesting_depth_gets_an_error_and_the_server_lives(server, shar
 
 
 async def test_a_deeply_nested_first_line_does_not_kill_acp(share):
-    proc = await start_acp(share, [])
+    proc = await start_acp(share, [], process=True)  # the first line: the early handshake reads it
     await proc.send_raw(nested(100_000, "array"))
     assert (await proc.recv(10))["error"]["code"] == -32700
     response, _ = await proc.call("initialize", {"protocolVersion": 1})
@@ -306,7 +312,7 @@ async def test_wire_never_answers_a_response(tmp_path, project):
 
 
 async def test_acp_eof_while_a_prompt_waits_for_permission_still_answers_it(share, project):
-    agent = await start_acp(share, [SHELL_CALL])
+    agent = await start_acp(share, [SHELL_CALL], process=True)
     session_id = await acp_session(agent, project)
     await agent.send_raw(acp_prompt("p1", session_id))
     await agent.until(lambda m: m.get("method") == "session/request_permission")

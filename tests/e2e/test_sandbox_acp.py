@@ -16,7 +16,7 @@ import pytest
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.e2e.test_acp_plan_and_notices import raw_initialize
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 needs_bwrap = pytest.mark.requires_tool("bwrap")
@@ -51,7 +51,7 @@ async def test_the_configured_mode_runs_commands_unasked_and_the_picker_turns_it
         "text: three",
     ]
     write_config(share, scripts, sandbox={"mode": "workspace-write"}, permissions={"ask": ["Shell(echo:*)"]})
-    async with spawn_acp({**acp_env(share), "HOME": str(home)}) as agent:
+    async with serve_acp({**acp_env(share), "HOME": str(home)}) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         option = {o.id: o for o in session.config_options}["sandbox"]
@@ -94,7 +94,7 @@ async def test_the_ides_terminal_runs_the_command_in_the_sandbox(share: Path, pr
                "text: done"]  # fmt: skip
     write_config(share, scripts)
     env = {**acp_env(share), "HOME": str(home)}
-    async with spawn_acp(env, terminal=True, args=["--sandbox", "workspace-write"]) as agent:
+    async with serve_acp(env, terminal=True, args=["--sandbox", "workspace-write"]) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         assert {o.id: o for o in session.config_options}["sandbox"].current_value == "workspace-write"
@@ -111,7 +111,7 @@ async def test_without_a_sandbox_the_session_says_so_once_and_asks(share: Path, 
     scripts = [tool_call("t1", "Shell", {"command": "touch one"}), "text: one",
                tool_call("t2", "Shell", {"command": "touch two"}), "text: two"]  # fmt: skip
     write_config(share, scripts, sandbox={"mode": "workspace-write"})
-    async with spawn_acp({**acp_env(share), "KIMI_SANDBOX_BACKENDS": "none"}) as agent:
+    async with serve_acp({**acp_env(share), "KIMI_SANDBOX_BACKENDS": "none"}) as agent:
         if notices:
             await raw_initialize(agent, {"notices": {}})
         else:

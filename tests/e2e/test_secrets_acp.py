@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 ENV_KEY = "sk-test-acp-env-51c2e7a9"
@@ -25,7 +25,7 @@ async def test_cards_show_no_secret_and_commands_get_no_key(share, project) -> N
         share, scripts, default_yolo=True,
         providers={"other": {"type": "openai_legacy", "base_url": "https://llm.example/v1", "api_key": CONFIG_KEY}},
     )
-    async with spawn_acp({**acp_env(share), "KIMI_API_KEY": ENV_KEY}) as agent:
+    async with serve_acp({**acp_env(share), "KIMI_API_KEY": ENV_KEY}) as agent:
         await agent.initialize()
         session_id = (await agent.new_session(project)).session_id
         assert (await agent.prompt(session_id, "go")).stop_reason == "end_turn"

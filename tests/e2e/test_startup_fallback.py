@@ -51,9 +51,9 @@ async def test_acp_serves_with_every_trick_off(share: Path, project: Path):
         assert f"compat: {trick} not used (KIMI_PLAIN_STARTUP is set)" in log
 
 
-async def test_wire_serves_with_every_trick_off(start_wire, share_dir: Path, work_dir: Path):
+async def test_wire_serves_with_every_trick_off(start_wire_process, share_dir: Path, work_dir: Path):
     (work_dir / "notes.txt").write_text("beta\n")
-    wire = await start_wire(
+    wire = await start_wire_process(
         [tool_call("r1", "ReadFile", {"path": "notes.txt"}), "text: done"], "--yolo", env={"KIMI_PLAIN_STARTUP": "1"}
     )
     init, _ = await wire.call("initialize", INIT)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.acp_fixtures import acp_env, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import events, tool_call
 
 OUTSIDE_ACTION = "edit file outside of working directory"
@@ -107,7 +107,7 @@ def recorded_actions(share: Path, session_id: str) -> list[str]:
 
 async def test_acp_edits_through_symlinks_ask_again_after_approve_for_session(share, project, outside):
     write_config(share, escape_scripts(project))
-    async with spawn_acp(acp_env(share)) as agent:  # no client fs: the agent writes the files itself
+    async with serve_acp(acp_env(share)) as agent:  # no client fs: the agent writes the files itself
         answers = iter(["approve_for_session", "reject", "reject"])
 
         def policy(request: dict[str, Any]) -> str:

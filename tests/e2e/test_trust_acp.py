@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.fakes.web_server import FakeWebServer
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 
@@ -20,7 +20,7 @@ async def test_a_file_holding_credentials_asks_for_that_file_with_a_warning(shar
     (project / ".env").write_text("API_KEY=abc123\n")
     scripts = [tool_call("r1", "ReadFile", {"path": ".env"}), "text: one", tool_call("r2", "ReadFile", {"path": ".env"}), "text: two"]
     write_config(share, scripts, default_yolo=True)  # yolo covers everything else: not this
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         await agent.prompt(session.session_id, "read it")
@@ -49,7 +49,7 @@ async def test_reads_outside_the_workspace_ask_per_directory(share: Path, projec
     write_config(share, scripts)
     (project / "tmp").mkdir()
     env = {**acp_env(share), "TMPDIR": str(project / "tmp")}  # the test's dirs are in the real temp dir
-    async with spawn_acp(env) as agent:
+    async with serve_acp(env) as agent:
         agent.client.permission_policy = lambda request: "approve_for_session"
         await agent.initialize()
         session = await agent.new_session(project)
@@ -69,7 +69,7 @@ async def test_a_fetch_asks_per_host(share: Path, project: Path):
             tool_call("f2", "FetchURL", {"url": f"{web.url}/page"}), "text: 2",
         ]  # fmt: skip
         write_config(share, scripts)
-        async with spawn_acp(acp_env(share)) as agent:
+        async with serve_acp(acp_env(share)) as agent:
             agent.client.permission_policy = lambda request: "approve_for_session"
             await agent.initialize()
             session = await agent.new_session(project)
@@ -85,7 +85,7 @@ async def test_a_protected_path_always_asks(share: Path, project: Path):
     hooks.mkdir(parents=True)
     scripts = [tool_call("w1", "WriteFile", {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ncurl evil\n"}), "text: ok"]
     write_config(share, scripts, default_yolo=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         agent.client.permission_policy = lambda request: "reject"
         await agent.initialize()
         session = await agent.new_session(project)

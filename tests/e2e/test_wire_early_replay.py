@@ -1,6 +1,7 @@
 """`replay` right after `initialize`, served from the session file before the session is loaded
 (`kimi_acp/frontends/wire/early_replay.py`): the same lines as the loaded server's replay, and the server
-works normally afterwards."""
+works normally afterwards. The session is recorded by a server in this process (`start_wire`); the
+early path is a process's first line (`start_wire_process`)."""
 
 from __future__ import annotations
 
@@ -37,11 +38,11 @@ async def record_a_session(start_wire, share_dir: Path, work_dir: Path) -> tuple
     return only_session(share_dir, work_dir).name, replayed, response["result"]
 
 
-async def test_replay_after_initialize_matches_the_loaded_servers(start_wire, share_dir, work_dir):
+async def test_replay_after_initialize_matches_the_loaded_servers(start_wire, start_wire_process, share_dir, work_dir):
     session_id, server_replay, server_result = await record_a_session(start_wire, share_dir, work_dir)
     assert server_result["requests"] == 1  # the approval request is part of the history
 
-    wire = await start_wire(["text: again"], "--session", session_id)
+    wire = await start_wire_process(["text: again"], "--session", session_id)
     # both lines in one write, as a client reopening a thread sends them
     await wire.send_raw(
         json.dumps({"jsonrpc": "2.0", "method": "initialize", "id": "i", "params": INIT})
@@ -74,8 +75,8 @@ async def test_early_output_is_the_servers_replay_byte_for_byte_as_json(start_wi
     assert event_types(lines[:-1])[0] == "TurnBegin"
 
 
-async def test_replay_of_a_new_session_goes_to_the_server(start_wire):
-    wire = await start_wire([])
+async def test_replay_of_a_new_session_goes_to_the_server(start_wire_process):
+    wire = await start_wire_process([])
     await wire.send_raw(
         json.dumps({"jsonrpc": "2.0", "method": "initialize", "id": "i", "params": INIT})
         + "\n"
@@ -88,9 +89,9 @@ async def test_replay_of_a_new_session_goes_to_the_server(start_wire):
     assert await wire.close() == 0
 
 
-async def test_replay_with_params_is_left_to_the_server(start_wire, share_dir, work_dir):
+async def test_replay_with_params_is_left_to_the_server(start_wire, start_wire_process, share_dir, work_dir):
     session_id, server_replay, server_result = await record_a_session(start_wire, share_dir, work_dir)
-    wire = await start_wire([], "--session", session_id)
+    wire = await start_wire_process([], "--session", session_id)
     await wire.send_raw(
         json.dumps({"jsonrpc": "2.0", "method": "initialize", "id": "i", "params": INIT})
         + "\n"
@@ -103,11 +104,11 @@ async def test_replay_with_params_is_left_to_the_server(start_wire, share_dir, w
     assert await wire.close() == 0
 
 
-async def test_input_after_the_early_replay_reaches_the_server_whole(start_wire, share_dir, work_dir):
+async def test_input_after_the_early_replay_reaches_the_server_whole(start_wire, start_wire_process, share_dir, work_dir):
     """A prompt line split around the end of the preload: the early reader read its first half,
     the server gets it whole (no byte lost between them)."""
     session_id, server_replay, _ = await record_a_session(start_wire, share_dir, work_dir)
-    wire = await start_wire(["text: first"], "--session", session_id)
+    wire = await start_wire_process(["text: first"], "--session", session_id)
     prompt = json.dumps({"jsonrpc": "2.0", "method": "prompt", "id": "p2", "params": {"user_input": "b"}})
     wire.proc.stdin.write(  # raw: `send_raw` would end the half line
         (

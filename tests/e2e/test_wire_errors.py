@@ -1,4 +1,5 @@
-"""Every error code of the Wire protocol, from a real `kimi --wire` process."""
+"""Every error code of the Wire protocol, from `kimi --wire` (served in this process; stdout purity
+from a real process)."""
 
 from __future__ import annotations
 
@@ -113,8 +114,8 @@ async def test_numeric_ids_and_notifications(start_wire):
     assert not any("error" in m for m in seen)
 
 
-async def test_stdout_is_protocol_only(start_wire, tmp_path: Path):
-    wire = await start_wire(["text: a", "error: 401 bad key sk-secret-123"])
+async def test_stdout_is_protocol_only(start_wire_process, tmp_path: Path):
+    wire = await start_wire_process(["text: a", "error: 401 bad key sk-secret-123"])
     await wire.call("prompt", {"user_input": "one"})
     await wire.call("prompt", {"user_input": "two"})
     await wire.close()

@@ -1,4 +1,4 @@
-"""FetchURL and ReadMediaFile through real subprocesses: a `kimi --wire` turn fetching a loopback
+"""FetchURL and ReadMediaFile through both servers (in this process): a `kimi --wire` turn fetching a loopback
 page (no approval asked, Markdown back); in `kimi acp`, the FetchURL card's kind `fetch` and a
 ReadMediaFile card showing the image (messages validated against the ACP schema)."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.fakes.web_server import PNG_BYTES, FakeWebServer
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import events, tool_call
 
 INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}
@@ -59,7 +59,7 @@ async def test_acp_fetch_card_kind_and_media_card_image(share, project, web):
     scripted = {"provider": "scripted_provider", "model": "scripted_echo", "max_context_size": 100_000,
                 "capabilities": ["image_in"]}
     write_config(share, scripts, models={"scripted": scripted})
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "go")

@@ -287,8 +287,8 @@ async def test_payloads_carry_no_api_key_and_hooks_get_no_key_in_their_environme
     assert await wire.close() == 0
 
 
-async def test_early_initialize_reports_no_hooks_and_a_config_with_hooks_reports_counts(start_wire, tmp_path):
-    wire = await start_wire(["text: hi"])
+async def test_early_initialize_reports_no_hooks_and_a_config_with_hooks_reports_counts(start_wire, start_wire_process, tmp_path):
+    wire = await start_wire_process(["text: hi"])
     init, _ = await wire.call("initialize", INIT)
     hooks_info = init["result"]["hooks"]
     assert set(hooks_info["supported_events"]) == EVENTS_13 and len(hooks_info["supported_events"]) == 13

@@ -1,5 +1,5 @@
 """What Kimi's own Wire clients read on their meters: StatusUpdate's context figures, the `_usage`
-lines of context.jsonl and the display blocks of a Shell result, through a real `kimi --wire`."""
+lines of context.jsonl and the display blocks of a Shell result, through `kimi --wire`."""
 
 from __future__ import annotations
 

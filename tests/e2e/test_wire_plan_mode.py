@@ -15,7 +15,8 @@ import pytest
 from kimi_acp import sessions
 from kimi_acp.tools.plan import REJECTED_MESSAGE, UNSUPPORTED_MESSAGE
 from tests.fakes.openai_server import FakeLLMServer, text_reply
-from tests.support.wire_client import WireProcess, event_types, events, tool_call
+from tests.support.inmemory import WireMemory
+from tests.support.wire_client import WireClientMixin, event_types, events, tool_call
 
 INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}
 PLANNING = {**INIT, "capabilities": {"supports_plan_mode": True}}
@@ -49,7 +50,7 @@ def planning_session(work_dir: Path, session_id: str, slug: str, *, plan: str | 
     return path
 
 
-async def prompt_answering(wire: WireProcess, text: str, *labels: str) -> tuple[dict[str, Any], list, list]:
+async def prompt_answering(wire: WireClientMixin, text: str, *labels: str) -> tuple[dict[str, Any], list, list]:
     """Prompt, answer each QuestionRequest with the next label; (response, questions, all messages)."""
     mark = len(wire.received)
     prompt = await wire.request("prompt", {"user_input": text})
@@ -58,7 +59,7 @@ async def prompt_answering(wire: WireProcess, text: str, *labels: str) -> tuple[
     return response, asked, wire.received[mark:]
 
 
-async def answer_question(wire: WireProcess, label: str) -> dict[str, Any]:
+async def answer_question(wire: WireClientMixin, label: str) -> dict[str, Any]:
     request, _ = await wire.next_request()
     assert request["params"]["type"] == "QuestionRequest"
     payload = request["params"]["payload"]
@@ -194,7 +195,7 @@ async def test_tools_offered_only_with_supports_plan_mode(server, tmp_path, work
     }
     path = tmp_path / "provider.json"
     path.write_text(json.dumps(config))
-    wire = await WireProcess.start("--work-dir", str(work_dir), "--config-file", str(path))
+    wire = await WireMemory.start("--work-dir", str(work_dir), "--config-file", str(path))
     try:
         await wire.call("prompt", {"user_input": "a"})  # no initialize at all
         await wire.call("initialize", PLANNING)

@@ -13,7 +13,8 @@ import pytest
 
 from kimi_acp.tools.question import DISMISSED_NOTE, UNSUPPORTED_MESSAGE
 from tests.fakes.openai_server import FakeLLMServer, text_reply
-from tests.support.wire_client import WireProcess, event_types, events, tool_call
+from tests.support.inmemory import WireMemory
+from tests.support.wire_client import WireClientMixin, WireProcess, event_types, events, tool_call
 
 INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}
 ASKING = {**INIT, "capabilities": {"supports_question": True}}
@@ -57,8 +58,8 @@ async def prompt_with_question(wire: WireProcess) -> tuple[Any, dict[str, Any]]:
     return prompt_id, request
 
 
-async def test_initialize_reports_supports_question_early_and_late(start_wire):
-    early = await start_wire([])
+async def test_initialize_reports_supports_question_early_and_late(start_wire, start_wire_process):
+    early = await start_wire_process([])
     response, _ = await early.call("initialize", ASKING)  # the first line: answered before the core is up
     assert response["result"]["capabilities"] == {"supports_question": True}
     late = await start_wire([])
@@ -165,7 +166,8 @@ def server() -> Iterator[FakeLLMServer]:
         yield fake
 
 
-async def start_on(server: FakeLLMServer, tmp_path: Path, work_dir: Path) -> WireProcess:
+async def start_on(server: FakeLLMServer, tmp_path: Path, work_dir: Path, *, process: bool = False) -> WireClientMixin:
+    """`kimi --wire` on the fake provider: in this process, or (`process`) a real one."""
     config = {
         "default_model": "fake",
         "models": {"fake": {"provider": "fakeprov", "model": "fake-model", "max_context_size": 100_000}},
@@ -173,7 +175,7 @@ async def start_on(server: FakeLLMServer, tmp_path: Path, work_dir: Path) -> Wir
     }
     path = tmp_path / "provider.json"
     path.write_text(json.dumps(config))
-    return await WireProcess.start("--work-dir", str(work_dir), "--config-file", str(path))
+    return await (WireProcess if process else WireMemory).start("--work-dir", str(work_dir), "--config-file", str(path))
 
 
 def offered(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -206,7 +208,7 @@ async def test_offered_only_to_a_client_that_declared_supports_question(server, 
 
 async def test_early_initialize_offers_the_tool(server, tmp_path, work_dir):
     server.enqueue(text_reply("ok"))
-    wire = await start_on(server, tmp_path, work_dir)
+    wire = await start_on(server, tmp_path, work_dir, process=True)  # the early path: a process's first line
     try:
         await wire.call("initialize", ASKING)  # first line: answered at start-up
         await wire.call("prompt", {"user_input": "a"})

@@ -1,4 +1,5 @@
-"""Skills, flows, agent files, workspace dirs and the slash commands, through a real `kimi --wire`."""
+"""Skills, flows, agent files, workspace dirs and the slash commands, through `kimi --wire` (served in
+this process; what reaches stderr and the start-up errors from a real process)."""
 
 from __future__ import annotations
 
@@ -130,11 +131,11 @@ async def test_skills_dir_flag_and_extra_skill_dirs(start_wire, tmp_path, work_d
     assert skills == ["skill:deploy", "skill:extra", "skill:kimi-cli-help", "skill:skill-creator"]
 
 
-async def test_a_broken_skill_is_reported_by_path_and_skipped(start_wire, work_dir, home):
+async def test_a_broken_skill_is_reported_by_path_and_skipped(start_wire_process, work_dir, home):
     root = work_dir / ".kimi" / "skills"
     add_skill(root, "review", SKILL)
     broken = add_skill(root, "broken", "---\nname: [oops\n---\nbody\n")
-    wire = await start_wire([], env=home)
+    wire = await start_wire_process([], env=home)  # what reaches stderr: a process
     init, _ = await wire.call("initialize", {"protocol_version": "1.10"})
     names = {c["name"] for c in init["result"]["slash_commands"]}
     assert "skill:review" in names and not any("broken" in n for n in names)
@@ -143,6 +144,7 @@ async def test_a_broken_skill_is_reported_by_path_and_skipped(start_wire, work_d
     _, seen = await wire.call("prompt", {"user_input": "/skill:broken"})
     assert text_of(seen).startswith('Unknown slash command "/skill:broken". The skill `broken` was not loaded: ' + str(broken))
     assert "StepBegin" not in event_types(seen)
+    assert await wire.close() == 0  # stderr is read to its end (a running process's would wait 5 s and say "")
     assert "skill skipped" not in await wire.stderr_text()  # logged to the log file, not to stderr
 
 
@@ -210,10 +212,10 @@ async def test_an_agent_file_excludes_a_tool_and_sets_the_prompt(start_wire, tmp
     assert context_lines(share_dir, work_dir)[0]["content"] == f"You are the reviewer of {work_dir}. Never edit."
 
 
-async def test_a_bad_agent_file_is_a_startup_error(start_wire, tmp_path, home):
+async def test_a_bad_agent_file_is_a_startup_error(start_wire_process, tmp_path, home):
     agent = tmp_path / "agent.yaml"
     agent.write_text("agent:\n  extend: default\n  tools: [nowhere:Teleport]\n")
-    wire = await start_wire([], "--agent-file", str(agent), env=home)
+    wire = await start_wire_process([], "--agent-file", str(agent), env=home)
     assert await wire.proc.wait() == 2
     assert "unknown tool 'Teleport'" in await wire.stderr_text()
 
@@ -250,13 +252,13 @@ async def test_the_configs_agent_file_applies_and_agent_file_overrides_it(start_
     assert not shell["is_error"] and "from-shell" in shell["output"]
 
 
-async def test_a_bad_agent_file_in_the_config_is_a_startup_error(start_wire, tmp_path, share_dir, work_dir, home):
+async def test_a_bad_agent_file_in_the_config_is_a_startup_error(start_wire_process, tmp_path, share_dir, work_dir, home):
     directory = tmp_path / "conf"
     directory.mkdir()
     (directory / "agent.yaml").write_text("agent:\n  extend: default\n  tools: [nowhere:Teleport]\n")
     config = directory / "config.json"
     config.write_text(json.dumps({**scripted_config_data(directory, []), "agent_file": "agent.yaml"}))
-    wire = await start_wire(config=config, env=home)
+    wire = await start_wire_process(config=config, env=home)
     assert await wire.proc.wait() == 2
     stderr = await wire.stderr_text()
     assert "agent_file: " in stderr and "unknown tool 'Teleport'" in stderr

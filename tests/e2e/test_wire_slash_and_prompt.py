@@ -1,4 +1,4 @@
-"""Slash commands and the system prompt, seen through a real `kimi --wire` process."""
+"""Slash commands and the system prompt, seen through `kimi --wire`."""
 
 from __future__ import annotations
 

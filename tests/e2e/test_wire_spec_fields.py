@@ -1,4 +1,4 @@
-"""Wire details checked against the spec through a real `kimi --wire` process: audio input for an
+"""Wire details checked against the spec through `kimi --wire`: audio input for an
 `audio_in` model, and `ApprovalResponse.feedback` as a string (`feedback?: string`), never null."""
 
 from __future__ import annotations
@@ -6,7 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support.wire_client import WireProcess, event_types, events, scripted_config_data, text_of, tool_call
+from tests.support.wire_client import (
+    WireProcess,
+    event_types,
+    events,
+    scripted_config_data,
+    text_of,
+    tool_call,
+)
 
 AUDIO = {"type": "audio_url", "audio_url": {"url": "data:audio/aac;base64,AAAA", "id": "clip-1"}}
 

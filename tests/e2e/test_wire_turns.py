@@ -1,4 +1,5 @@
-"""`kimi --wire` driven as a subprocess: turns, approvals, tools, steer, cancel, replay, sessions."""
+"""`kimi --wire` driven as a client would: turns, approvals, tools, steer, cancel, replay, sessions
+(served in this process, tests/support/inmemory.py; an option error's exit code from a process)."""
 
 from __future__ import annotations
 
@@ -354,8 +355,8 @@ async def test_session_and_continue_carry_the_context_over(start_wire, share_dir
     assert [e["payload"]["user_input"] for e in events(replayed, "TurnBegin")] == ["first question", "second question"]
 
 
-async def test_continue_without_a_previous_session_is_a_one_line_error(start_wire, work_dir):
-    wire = await start_wire([], "--continue")
+async def test_continue_without_a_previous_session_is_a_one_line_error(start_wire_process, work_dir):
+    wire = await start_wire_process([], "--continue")  # an exit code and stderr: a process
     code = await asyncio.wait_for(wire.proc.wait(), 10)
     stderr = await wire.stderr_text()
     assert code == 2

@@ -1,4 +1,4 @@
-"""SearchWeb and FetchURL through Kimi's web services, end to end: a real `kimi --wire` process
+"""SearchWeb and FetchURL through Kimi's web services, end to end: a `kimi --wire`
 configured with `[services.moonshot_search]` / `[services.moonshot_fetch]` pointing at loopback
 stand-ins; the tool call id reaches the service, each asks once for the host it sends to (the
 user approves), and the key never appears in what the client receives or in the session's files."""

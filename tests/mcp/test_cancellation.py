@@ -1,8 +1,8 @@
 """A call we stop waiting for is cancelled on the MCP server too: our tool timeout, the tool call
-cancelled (as a cancelled turn does), the session closed, and a turn cancelled through a real
-`kimi acp`. The server is tests/mcp/server_app.py over stdio, logging every
-`notifications/cancelled` it reads (MCP_TEST_CANCEL_LOG); its `linger` tool writes a marker file
-when the SDK cancels it."""
+cancelled (as a cancelled turn does), the session closed, and a turn cancelled through `kimi acp`
+(served in this process, tests/support/inmemory.py). The server is tests/mcp/server_app.py over
+stdio, logging every `notifications/cancelled` it reads (MCP_TEST_CANCEL_LOG); its `linger` tool
+writes a marker file when the SDK cancels it."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from kimi_acp.core.toolset import Toolset
 from kimi_acp.mcp.config import McpClientSettings
 from kimi_acp.mcp.manager import McpManager
 from tests.e2e.acp_fixtures import acp_env, write_config
-from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 from .helpers import SERVER, FakeApprover, HttpServer, stdio
@@ -180,7 +180,7 @@ async def test_a_cancelled_turn_cancels_the_mcp_call(share, project, tmp_path: P
         args=[SERVER, "stdio"],
         env=[EnvVariable(name="MCP_TEST_CANCEL_LOG", value=str(log))],
     )
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session_id = (await agent.conn.new_session(cwd=str(project), mcp_servers=[server])).session_id
         prompt = asyncio.create_task(agent.prompt(session_id, "linger"))

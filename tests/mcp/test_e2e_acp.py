@@ -1,6 +1,7 @@
-"""MCP servers through a real `kimi acp`: the client's `mcpServers` in `session/new` (stdio, HTTP,
-SSE), a scripted model calling each with approval, cards the IDE can read, a visible notice for a
-broken server, and no server process left after close or exit. Every message is schema-checked."""
+"""MCP servers through `kimi acp`: the client's `mcpServers` in `session/new` (stdio, HTTP, SSE), a
+scripted model calling each with approval, cards the IDE can read, a visible notice for a broken
+server (the server in this process, tests/support/inmemory.py), and, with a real `kimi acp`
+process, no server process left after close or exit. Every message is schema-checked."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from acp.schema import EnvVariable, HttpMcpServer, McpServerStdio, SseMcpServer
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.acp_client import spawn_acp
+from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
 from .helpers import SERVER, HttpServer, wait_gone
@@ -48,7 +50,7 @@ async def test_client_servers_on_every_transport(share, project, http_server: Ht
         HttpMcpServer(type="http", name="web", url=f"http://127.0.0.1:{http_server.port}/mcp", headers=[]),
         SseMcpServer(type="sse", name="old", url=f"http://127.0.0.1:{sse_server.port}/sse", headers=[]),
     ]
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         init = await agent.initialize()
         assert init.agent_capabilities.mcp_capabilities.http is True
         assert init.agent_capabilities.mcp_capabilities.sse is True
@@ -75,7 +77,7 @@ async def test_client_servers_on_every_transport(share, project, http_server: Ht
 async def test_a_broken_server_is_shown_and_the_session_goes_on(share, project):
     write_config(share, [tool_call("t1", "echo", {"text": "fine"}), "text: done"], default_yolo=True)
     servers = [stdio_server("good"), stdio_server("crashy", "crash")]
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session_id = (await agent.conn.new_session(cwd=str(project), mcp_servers=servers)).session_id
         response = await agent.prompt(session_id, "go")
@@ -119,7 +121,7 @@ def _number(update: dict) -> int:
 
 async def test_invalid_client_server_entries_are_refused_by_name(share, project):
     write_config(share, [])
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         with pytest.raises(acp.RequestError) as info:
             await agent.conn._conn.send_request(

@@ -1,5 +1,6 @@
-"""MCP servers through a real `kimi --wire`: `--mcp-config-file` and `--mcp-config`, a scripted model
-calling a tool on a stdio, a streamable-HTTP and an SSE server, with approval; faults; no orphans."""
+"""MCP servers through `kimi --wire`: `--mcp-config-file` and `--mcp-config`, a scripted model calling
+a tool on a stdio, a streamable-HTTP and an SSE server, with approval; faults (the server in this
+process, tests/support/inmemory.py); with a real process: no orphans, one-line start errors."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.wire_client import WireProcess, events, scripted_config, tool_call
+from tests.support.inmemory import WireMemory
+from tests.support.wire_client import WireClientMixin, WireProcess, events, scripted_config, tool_call
 
 from .helpers import SERVER, HttpServer, wait_gone
 
@@ -22,14 +24,16 @@ def output_text(output: str | list[dict]) -> str:
     return output if isinstance(output, str) else "".join(p.get("text", "") for p in output)
 
 
-async def start(tmp_path: Path, project: Path, scripts: list[str], *mcp_args: str) -> WireProcess:
+async def start(tmp_path: Path, project: Path, scripts: list[str], *mcp_args: str, process: bool = False) -> WireClientMixin:
+    """`kimi --wire`, initialized: in this process, or (`process`) a real one."""
     config = scripted_config(tmp_path, scripts)
-    wire = await WireProcess.start("--work-dir", str(project), "--config-file", str(config), *mcp_args)
+    kind = WireProcess if process else WireMemory
+    wire = await kind.start("--work-dir", str(project), "--config-file", str(config), *mcp_args)
     await wire.call("initialize", {"protocol_version": "1.10"})
     return wire
 
 
-async def approve_all(wire: WireProcess, prompt_id: str) -> tuple[dict, list[dict]]:
+async def approve_all(wire: WireClientMixin, prompt_id: str) -> tuple[dict, list[dict]]:
     """Answer every approval request with approve until the prompt's response arrives."""
     seen: list[dict] = []
     while True:
@@ -98,7 +102,7 @@ async def test_broken_servers_are_reported_by_name_and_the_session_goes_on(tmp_p
     data = json.loads(config.read_text())
     data["mcp"] = {"client": {"connect_timeout_ms": 4000}}
     config.write_text(json.dumps(data))
-    wire = await WireProcess.start(
+    wire = await WireMemory.start(
         "--work-dir", str(work_dir), "--config-file", str(config), "--yolo",
         "--mcp-config", json.dumps({"mcpServers": servers}),
     )  # fmt: skip
@@ -128,7 +132,9 @@ async def test_a_raising_tool_and_an_image_reach_the_model(tmp_path, work_dir):
 
 async def test_no_server_process_outlives_the_wire_process(tmp_path, work_dir):
     scripts = ["\n".join([tool_call("t1", "pid", {}), tool_call("t2", "spawn", {})]), "text: ok"]
-    wire = await start(tmp_path, work_dir, scripts, "--yolo", "--mcp-config", json.dumps({"mcpServers": {"s": stdio_entry()}}))
+    wire = await start(
+        tmp_path, work_dir, scripts, "--yolo", "--mcp-config", json.dumps({"mcpServers": {"s": stdio_entry()}}), process=True
+    )
     response, seen = await wire.call("prompt", {"user_input": "go"}, timeout=30)
     assert response["result"] == {"status": "finished"}
     results = {e["payload"]["tool_call_id"]: e["payload"]["return_value"] for e in events(seen, "ToolResult")}

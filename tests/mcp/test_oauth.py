@@ -251,7 +251,7 @@ async def test_an_ide_session_uses_the_authorized_server_and_shows_an_unauthoriz
     oauth_server: OAuthServer, other: OAuthServer, work_dir: Path
 ) -> None:
     from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
-    from tests.support.acp_client import spawn_acp
+    from tests.support.inmemory import serve_acp
     from tests.support.wire_client import tool_call
 
     share = Path(os.environ["KIMI_SHARE_DIR"])
@@ -264,7 +264,7 @@ async def test_an_ide_session_uses_the_authorized_server_and_shows_an_unauthoriz
     done = await asyncio.to_thread(kimi, "mcp", "auth", "linear")
     assert done.returncode == 0, done.stderr
     write_config(share, [tool_call("t1", "whoami", {}), "text: done"], default_yolo=True)
-    async with spawn_acp(acp_env(share)) as agent:
+    async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session_id = (await agent.new_session(work_dir)).session_id
         assert (await agent.prompt(session_id, "who am I?")).stop_reason == "end_turn"

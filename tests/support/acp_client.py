@@ -346,12 +346,11 @@ class EditorClient(acp.Client):
         return caps
 
 
-@dataclass
-class AcpProcess:
+class AgentCalls:
+    """The calls a test makes through `conn` (shared by `AcpProcess` and the in-memory server)."""
+
     conn: Any
-    process: asyncio.subprocess.Process
     client: EditorClient
-    recorder: Recorder
 
     async def initialize(self, **extra: Any) -> Any:
         from acp.schema import ClientCapabilities
@@ -364,6 +363,14 @@ class AcpProcess:
 
     async def prompt(self, session_id: str, text: str) -> Any:
         return await self.conn.prompt(session_id=session_id, prompt=[acp.text_block(text)])
+
+
+@dataclass
+class AcpProcess(AgentCalls):
+    conn: Any
+    process: asyncio.subprocess.Process
+    client: EditorClient
+    recorder: Recorder
 
 
 @contextlib.asynccontextmanager

@@ -45,42 +45,24 @@ def tool_call(call_id: str, name: str, arguments: dict[str, Any] | str) -> str:
     return "tool_call: " + json.dumps({"id": call_id, "name": name, "arguments": args})
 
 
-class WireProcess:
-    """One `python -m kimi_acp --wire ...` child with line-level JSON helpers."""
+class WireClientMixin:
+    """The line-level JSON-RPC helpers of a Wire client, over `send_raw` and `recv` (a process's
+    stdio in `WireProcess`, an in-memory pair in `tests/support/inmemory.WireMemory`)."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
+    def __init__(self) -> None:
         self.received: list[dict[str, Any]] = []
         self._next_id = 0
 
-    @classmethod
-    async def start(cls, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> WireProcess:
-        return await cls.spawn("--wire", *args, env=env, cwd=cwd)
-
-    @classmethod
-    async def spawn(cls, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> WireProcess:
-        """`python -m kimi_acp <args>` with line-level JSON helpers (any JSON-RPC over stdio)."""
-        # A crash (SIGSEGV) prints the Python stacks of every thread to stderr, which tests show.
-        full_env = {"PYTHONFAULTHANDLER": "1", **os.environ, **(env or {})}
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "kimi_acp",
-            *args,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=full_env,
-            cwd=str(cwd) if cwd else None,
-            limit=64 * 1024 * 1024,
-        )
-        return cls(proc)
-
     async def send_raw(self, line: str | bytes) -> None:
-        assert self.proc.stdin is not None
-        data = line.encode() if isinstance(line, str) else line
-        self.proc.stdin.write(data if data.endswith(b"\n") else data + b"\n")
-        await self.proc.stdin.drain()
+        raise NotImplementedError
+
+    async def recv(self, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _received(self, line: bytes) -> dict[str, Any]:
+        message = json.loads(line)
+        self.received.append(message)
+        return message
 
     async def send(self, message: dict[str, Any]) -> None:
         await self.send_raw(json.dumps(message))
@@ -98,16 +80,6 @@ class WireProcess:
 
     async def respond(self, request_id: Any, result: Any) -> None:
         await self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
-
-    async def recv(self, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
-        if not line:
-            stderr = await self.stderr_text()
-            raise EOFError(f"kimi --wire closed stdout; stderr: {stderr}")
-        message = json.loads(line)
-        self.received.append(message)
-        return message
 
     async def until(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = DEFAULT_TIMEOUT) -> list[dict[str, Any]]:
         """Read messages until one matches; returns all read, the match last."""
@@ -134,6 +106,55 @@ class WireProcess:
         seen = await self.until(lambda m: m.get("method") == "request", timeout)
         return seen[-1], seen[:-1]
 
+
+class WireProcess(WireClientMixin):
+    """One `python -m kimi_acp --wire ...` child with line-level JSON helpers."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        super().__init__()
+        self.proc = proc
+
+    @classmethod
+    async def start(cls, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> WireProcess:
+        return await cls.spawn("--wire", *args, env=env, cwd=cwd)
+
+    @classmethod
+    async def spawn(cls, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> WireProcess:
+        """`python -m kimi_acp <args>` with line-level JSON helpers (any JSON-RPC over stdio)."""
+        # A crash (SIGSEGV) prints the Python stacks of every thread to stderr, which tests show.
+        full_env = {"PYTHONFAULTHANDLER": "1", **os.environ, **(env or {})}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "kimi_acp",
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=full_env,
+            cwd=str(cwd) if cwd else None,
+            limit=64 * 1024 * 1024,
+        )
+        return cls(proc)
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    async def send_raw(self, line: str | bytes) -> None:
+        assert self.proc.stdin is not None
+        data = line.encode() if isinstance(line, str) else line
+        self.proc.stdin.write(data if data.endswith(b"\n") else data + b"\n")
+        await self.proc.stdin.drain()
+
+    async def recv(self, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
+        if not line:
+            stderr = await self.stderr_text()
+            raise EOFError(f"kimi --wire closed stdout; stderr: {stderr}")
+        return self._received(line)
+
     async def close(self, timeout: float = 10.0) -> int:
         """Close stdin (EOF) and wait for a clean exit."""
         if self.proc.stdin is not None and not self.proc.stdin.is_closing():
@@ -156,6 +177,14 @@ class WireProcess:
     def kill(self) -> None:
         if self.proc.returncode is None:
             self.proc.kill()
+
+    async def aclose(self) -> None:
+        """Teardown: close if still running; kill if it will not."""
+        if self.proc.returncode is None:
+            try:
+                await self.close(timeout=5)
+            except Exception:  # noqa: BLE001 - teardown: whatever went wrong, it must not live on
+                self.kill()
 
 
 def events(messages: list[dict[str, Any]], kind: str | None = None) -> list[dict[str, Any]]:

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 STDIN_LIMIT = 50 * 1024 * 1024
 SHUTDOWN_GRACE_S = 2.0  # for handlers still answering when stdin closes
@@ -109,26 +112,49 @@ def _cache_schema_index_later() -> None:
 
 
 async def _serve(server_module: Any, started: Any, sandbox: str | None = None) -> int:
+    from ...startup.stdio import install_shutdown_signals, open_stdio
+
+    reader, writer = await open_stdio(STDIN_LIMIT, prefix=started.unread)
+    install_shutdown_signals(reader.feed_eof, already_requested=started.signals.requested)
+
+    def warm_up() -> None:
+        from ...startup.warm_up import warm_up_in_background
+
+        warm_up_in_background(model=_default_model)
+        _cache_schema_index_later()
+
+    return await serve_streams(
+        server_module.AcpServer, reader, writer, sandbox=sandbox, initialize_params=started.handshake, on_ready=warm_up
+    )
+
+
+async def serve_streams(
+    server_class: Any,
+    reader: Any,
+    writer: Any,
+    *,
+    sandbox: str | None = None,
+    initialize_params: dict[str, Any] | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> int:
+    """The ACP server over `reader` (a StreamReader) and `writer` (a `StdoutWriter`): stdio here,
+    an in-memory pair in the tests (tests/support/inmemory.py). `initialize_params`: an
+    `initialize` already answered early; `on_ready`: called once the connection is set up."""
     from acp.agent.router import build_agent_router
     from acp.connection import Connection
 
-    from ...startup.stdio import install_shutdown_signals, open_stdio
     from .client_calls import ClientCalls
     from .guard import RequestGuard
     from .transport import StdioTransport
 
-    reader, writer = await open_stdio(STDIN_LIMIT, prefix=started.unread)
     transport = StdioTransport(reader, writer)
-    install_shutdown_signals(reader.feed_eof, already_requested=started.signals.requested)
-    agent = server_module.AcpServer(transport, initialize_params=started.handshake)
+    agent = server_class(transport, initialize_params=initialize_params)
     agent.sandbox_mode = sandbox
     router = build_agent_router(agent, use_unstable_protocol=True)
     connection = Connection(RequestGuard(router, agent), transport, listening=False)
     agent.on_connect(ClientCalls(connection))
-    from ...startup.warm_up import warm_up_in_background
-
-    warm_up_in_background(model=_default_model)
-    _cache_schema_index_later()
+    if on_ready is not None:
+        on_ready()
     try:
         await connection.main_loop()
     finally:

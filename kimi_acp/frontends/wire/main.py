@@ -16,10 +16,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
 from ...sandbox import MODE_NAMES
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 STDIN_LIMIT = 100 * 1024 * 1024
 
@@ -383,13 +386,33 @@ async def _serve(prepared: _Prepared, started: Any) -> int:
     from ...startup.stdio import install_shutdown_signals, open_stdio
 
     reader, writer = await open_stdio(STDIN_LIMIT, prefix=started.unread)
-    server = prepared.server_class(prepared.core, reader, writer, early_initialize=started.handshake)
-    install_shutdown_signals(server.request_stop, already_requested=started.signals.requested)
-    from ...startup.warm_up import warm_up_in_background
 
-    # the tool schemas and per-turn validators (and the HTTP stack) once the server is up: a
-    # first prompt builds what it needs itself, a first `replay` or other request never waits
-    warm_up_in_background(prepared.core.resolved_model())
+    def on_server(server: Any) -> None:
+        install_shutdown_signals(server.request_stop, already_requested=started.signals.requested)
+        from ...startup.warm_up import warm_up_in_background
+
+        # the tool schemas and per-turn validators (and the HTTP stack) once the server is up: a
+        # first prompt builds what it needs itself, a first `replay` or other request never waits
+        warm_up_in_background(prepared.core.resolved_model())
+
+    return await serve_streams(prepared, reader, writer, early_initialize=started.handshake, on_server=on_server)
+
+
+async def serve_streams(
+    prepared: _Prepared,
+    reader: Any,
+    writer: Any,
+    *,
+    early_initialize: dict[str, Any] | None = None,
+    on_server: Callable[[Any], None] | None = None,
+    batch_input: bool | None = None,
+) -> int:
+    """Serve the prepared session over `reader` (a StreamReader) and `writer` (a `StdoutWriter`):
+    stdio here, an in-memory pair in the tests (tests/support/inmemory.py). `on_server` gets the
+    server before it reads; `batch_input`: see `WireServer`."""
+    server = prepared.server_class(prepared.core, reader, writer, early_initialize=early_initialize, batch_input=batch_input)
+    if on_server is not None:
+        on_server(server)
     for service in prepared.core.services:
         start = getattr(service, "start", None)
         if start is not None:

@@ -112,9 +112,13 @@ class WireServer:
         writer: StdoutWriter,
         *,
         early_initialize: dict[str, Any] | None = None,
+        batch_input: bool | None = None,
     ) -> None:
-        """`early_initialize`: params of an `initialize` already answered at start-up (`main.py`)."""
+        """`early_initialize`: params of an `initialize` already answered at start-up (`main.py`).
+        `batch_input`: the end of input is the end of a batch (see `_finish_batch`); None: when
+        stdin is a regular file."""
         self.core = core
+        self.batch_input = batch_input
         self.reader = reader
         self.writer = writer
         self.capabilities = ClientCapabilities()
@@ -188,7 +192,8 @@ class WireServer:
                     break
                 if line.strip():
                     self._handle_line(line)
-            if not self._stop_requested and stdin_is_regular_file():
+            batch = stdin_is_regular_file() if self.batch_input is None else self.batch_input
+            if not self._stop_requested and batch:
                 await self._finish_batch()
         finally:
             await self.shutdown()

@@ -45,7 +45,7 @@ callers catch it as one.
         └── WireDecodeError
     InvalidAnswer (cli/login_common) is a KimiError too: an answer `kimi login` cannot use.
 
-`tests/unit/test_errors.py` checks that every exception class of the package is in this tree.
+`tests/test_errors.py` checks that every exception class of the package is in this tree.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ such use here:
 Exit condition: a module goes when bench no longer measures a gain for it over the plain way
 (docs/performance.md, "Start-up tricks"), or when the project it reaches into offers a public way.
 Tests simulate each private name gone and show start-up falling back and serving
-(tests/unit/test_compat.py).
+(tests/_compat/test_compat.py).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ How it works (acp_sdk_import.py installs it while it imports the SDK):
   model. Except for models used as defaults (`= AgentCapabilities()`): their annotations are
   created first, so their fields are complete when acp_sdk_import.py makes the default instance.
 
-Tests compare every model with a plainly imported SDK (tests/unit/test_sdk_import.py).
+Tests compare every model with a plainly imported SDK (tests/_compat/test_sdk_import.py).
 """
 
 from __future__ import annotations

@@ -18,5 +18,5 @@ Nothing here is imported at start-up; `landlock_run.py` imports nothing of the p
 """
 
 # The modes, here for the command lines' fast parsers (nothing is imported with them); the same as
-# config.SANDBOX_MODES and policy.MODES (tests/unit/test_sandbox_policy.py keeps them in step).
+# config.SANDBOX_MODES and policy.MODES (tests/sandbox/test_sandbox_policy.py keeps them in step).
 MODE_NAMES = ("off", "workspace-write", "read-only")

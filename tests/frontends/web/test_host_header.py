@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from kimi_acp.frontends.web.host_check import HostGuard, host_allowed
-from tests.web.conftest import StartWeb
+from tests.frontends.web.conftest import StartWeb
 
 TIMEOUT = httpx.Timeout(30.0)
 REFUSED = "answers only to its own address"

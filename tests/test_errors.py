@@ -9,7 +9,7 @@ import inspect
 import pytest
 
 from kimi_acp import errors
-from tests.unit.test_import_graph import module_files
+from tests.project.test_import_graph import module_files
 
 
 def package_exceptions() -> dict[str, type[BaseException]]:

@@ -1,6 +1,6 @@
 """The Python API (`Agent.arun`, `arun_events`, `arun_wire`, Kimi Wire NDJSON helpers) on `_scripted_echo`.
 
-The simple event stream (`arun_wire` default form) is tested in tests/unit/test_simple_stream.py."""
+The simple event stream (`arun_wire` default form) is tested in tests/test_simple_stream.py."""
 
 from __future__ import annotations
 

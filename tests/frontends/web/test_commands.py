@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.support.wire_client import tool_call
-from tests.web.conftest import StartWeb
+from tests.frontends.web.conftest import StartWeb
 
 LIVE = "for i in 1 2 3; do echo live-$i; sleep 0.2; done; sleep 60"
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.support.wire_client import tool_call
-from tests.web.conftest import StartWeb
+from tests.frontends.web.conftest import StartWeb
 
 SCRIPTS = [
     "text: Hello from the scripted model!",

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.openai_server import FakeLLMServer, Stream, chunk
-from tests.web.conftest import StartWeb, WebServer
+from tests.frontends.web.conftest import StartWeb, WebServer
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -18,9 +18,9 @@ import pytest
 
 from kimi_acp import sessions
 from tests.fakes.openai_server import FakeLLMServer, Stream, chunk
-from tests.web.axe import axe_violations
-from tests.web.conftest import StartWeb
-from tests.web.long_session import tool_call_messages, varied_messages, write_session
+from tests.frontends.web.axe import axe_violations
+from tests.frontends.web.conftest import StartWeb
+from tests.frontends.web.long_session import tool_call_messages, varied_messages, write_session
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}

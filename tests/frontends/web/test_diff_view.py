@@ -17,7 +17,7 @@ import pytest
 from kimi_acp.frontends.web.diffview import MAX_ROWS, page_display
 from kimi_acp.tools.diff import diff_lines, make_diff_blocks
 from tests.support.wire_client import tool_call
-from tests.web.conftest import StartWeb
+from tests.frontends.web.conftest import StartWeb
 
 BIG_LINES = 31_747
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-AXE = Path(__file__).resolve().parents[1] / "node" / "node_modules" / "axe-core" / "axe.min.js"
+AXE = Path(__file__).resolve().parents[2] / "node" / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def axe_violations(page: Any, unavailable: Callable[[str], NoReturn]) -> list[str]:

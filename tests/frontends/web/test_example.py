@@ -19,7 +19,7 @@ import pytest
 from kimi_acp import decode_event_line
 from tests.support.wire_client import scripted_config
 
-APP = Path(__file__).resolve().parents[2] / "examples" / "wire_browser" / "app.py"
+APP = Path(__file__).resolve().parents[3] / "examples" / "wire_browser" / "app.py"
 
 
 def _free_port() -> int:

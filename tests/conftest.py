@@ -34,6 +34,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "smoke: a core scenario that .ci/run also runs on the newest Python, with the lowest dependency "
         "versions pyproject.toml allows, and with KIMI_PLAIN_STARTUP=1 (`pytest -m smoke`)",
     )
+    config.addinivalue_line(
+        "markers",
+        "processes: the servers this test starts through tests/support/inmemory.py are real processes "
+        "(KIMI_TEST_SERVERS=process): a guarantee checked as a user gets it, not in the test process",
+    )
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -59,6 +64,13 @@ def schema_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop("KIMI_CACHE_DIR", None)
     else:
         os.environ["KIMI_CACHE_DIR"] = previous
+
+
+@pytest.fixture(autouse=True)
+def _servers_as_processes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `processes` marker: the harness starts real processes for this test."""
+    if request.node.get_closest_marker("processes") is not None:
+        monkeypatch.setenv("KIMI_TEST_SERVERS", "process")
 
 
 @pytest.fixture(autouse=True)

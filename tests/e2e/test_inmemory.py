@@ -153,3 +153,13 @@ async def test_an_option_error_is_exit_code_2_and_one_line(tmp_path: Path, work_
     assert await wire.wait(10) == 2
     assert (await wire.stderr_text()).startswith(f"kimi: error: work dir {tmp_path / 'missing'} does not exist")
     assert await wire.close() == 2
+
+
+@pytest.mark.processes
+async def test_the_processes_marker_starts_real_processes(tmp_path: Path, work_dir: Path) -> None:
+    config = scripted_config(tmp_path, [])
+    wire = await WireMemory.start("--work-dir", str(work_dir), "--config-file", str(config))
+    try:
+        assert isinstance(wire, WireProcess) and wire.proc.pid > 0
+    finally:
+        await wire.close()

@@ -19,6 +19,9 @@ from tests.e2e.test_acp_plan_and_notices import raw_initialize
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 
+# Security guarantees are checked on real processes, as a user runs the server (not in memory).
+pytestmark = pytest.mark.processes
+
 needs_bwrap = pytest.mark.requires_tool("bwrap")
 
 

@@ -18,6 +18,9 @@ from tests.fakes.web_server import FakeWebServer
 from tests.support.processes import live_pids, sleep_marker, wait_until
 from tests.support.wire_client import WireProcess, event_types, events, text_of, tool_call
 
+# Security guarantees are checked on real processes, as a user runs the server (not in memory).
+pytestmark = pytest.mark.processes
+
 INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}
 KEY = "sk-sandbox-0123456789abcdef"
 SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY----- sandbox-test"

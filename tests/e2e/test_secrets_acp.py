@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
+
+# Security guarantees are checked on real processes, as a user runs the server (not in memory).
+pytestmark = pytest.mark.processes
 
 ENV_KEY = "sk-test-acp-env-51c2e7a9"
 CONFIG_KEY = "sk-test-acp-config-08d4b6f3"

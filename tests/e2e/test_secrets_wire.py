@@ -11,9 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import tomlkit
 
 from tests.support.wire_client import WireProcess, events, scripted_config_data, tool_call
+
+# Security guarantees are checked on real processes, as a user runs the server (not in memory).
+pytestmark = pytest.mark.processes
 
 INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}
 ENV_KEY = "sk-test-env-kimi-7d3c91e0"  # KIMI_API_KEY, as an IDE passes it

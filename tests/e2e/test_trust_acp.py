@@ -6,10 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.fakes.web_server import FakeWebServer
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
+
+# Security guarantees are checked on real processes, as a user runs the server (not in memory).
+pytestmark = pytest.mark.processes
 
 
 def option_names(request: dict) -> list[str]:

@@ -11,6 +11,9 @@ import pytest
 from tests.fakes.web_server import FakeWebServer
 from tests.support.wire_client import WireProcess, event_types, events, tool_call
 
+# Security guarantees are checked on real processes, as a user runs the server (not in memory).
+pytestmark = pytest.mark.processes
+
 INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}
 KEY = "sk-exfil-0123456789abcdef"
 

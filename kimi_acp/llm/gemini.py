@@ -37,7 +37,7 @@ from ..wire.types import (
 )
 from .errors import APIConnectionError, APIEmptyResponseError, APIStatusError, ChatProviderError
 from .http import HTTPChatProvider
-from .types import ChatStream, Message, StreamPart, ToolSpec
+from .types import ChatStream, Message, StreamPart, ToolSpec, token_count
 
 logger = logging.getLogger(__name__)
 
@@ -219,20 +219,13 @@ def thinking_config(model: str, effort: str | None) -> dict[str, Any] | None:
 def usage_from_gemini(usage: Mapping[str, Any]) -> TokenUsage:
     """`usageMetadata` → TokenUsage: the prompt count includes the cached tokens, the output is
     the reply plus its thinking (as other providers count it)."""
-    prompt = _int(usage.get("promptTokenCount")) + _int(usage.get("toolUsePromptTokenCount"))
-    cached = _int(usage.get("cachedContentTokenCount"))
+    prompt = token_count(usage.get("promptTokenCount")) + token_count(usage.get("toolUsePromptTokenCount"))
+    cached = token_count(usage.get("cachedContentTokenCount"))
     return TokenUsage(
         input_other=max(prompt - cached, 0),
         input_cache_read=cached,
-        output=_int(usage.get("candidatesTokenCount")) + _int(usage.get("thoughtsTokenCount")),
+        output=token_count(usage.get("candidatesTokenCount")) + token_count(usage.get("thoughtsTokenCount")),
     )
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError):
-        return 0
 
 
 def google_error(body: bytes) -> tuple[str, set[str], float | None]:

@@ -27,7 +27,7 @@ from ..wire.types import (
 )
 from .errors import APIConnectionError, APIEmptyResponseError, ChatProviderError
 from .http import HTTPChatProvider
-from .types import ChatStream, Message, StreamPart, ToolSpec
+from .types import ChatStream, Message, StreamPart, ToolSpec, token_count
 
 logger = logging.getLogger(__name__)
 
@@ -131,22 +131,15 @@ def to_openai_messages(
 
 def usage_from_openai(usage: Mapping[str, Any]) -> TokenUsage:
     """OpenAI usage → TokenUsage; cached tokens from `prompt_tokens_details` or Moonshot's field."""
-    prompt = _int(usage.get("prompt_tokens"))
+    prompt = token_count(usage.get("prompt_tokens"))
     details = usage.get("prompt_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
-    cached = cached or _int(usage.get("cached_tokens"))
+    cached = token_count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    cached = cached or token_count(usage.get("cached_tokens"))
     return TokenUsage(
         input_other=max(prompt - cached, 0),
         input_cache_read=cached,
-        output=_int(usage.get("completion_tokens")),
+        output=token_count(usage.get("completion_tokens")),
     )
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError):
-        return 0
 
 
 # --------------------------------------------------------------------------- tool-call assembly

@@ -28,7 +28,7 @@ from ..wire.types import (
 )
 from .errors import APIConnectionError, APIEmptyResponseError, APIStatusError, ChatProviderError
 from .http import HTTPChatProvider
-from .types import ChatStream, Message, StreamPart, ToolSpec
+from .types import ChatStream, Message, StreamPart, ToolSpec, token_count
 
 logger = logging.getLogger(__name__)
 
@@ -129,21 +129,14 @@ def usage_from_responses(usage: Mapping[str, Any]) -> TokenUsage:
     the prompt cache (`input_tokens_details`)."""
     details = usage.get("input_tokens_details")
     details = details if isinstance(details, Mapping) else {}
-    cached = _int(details.get("cached_tokens"))
-    written = _int(details.get("cache_write_tokens"))
+    cached = token_count(details.get("cached_tokens"))
+    written = token_count(details.get("cache_write_tokens"))
     return TokenUsage(
-        input_other=max(_int(usage.get("input_tokens")) - cached - written, 0),
+        input_other=max(token_count(usage.get("input_tokens")) - cached - written, 0),
         input_cache_read=cached,
         input_cache_creation=written,
-        output=_int(usage.get("output_tokens")),
+        output=token_count(usage.get("output_tokens")),
     )
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError):
-        return 0
 
 
 # --------------------------------------------------------------------------- the stream

@@ -28,6 +28,14 @@ ThinkingEffort = Literal["off", "low", "medium", "high"]
 StreamPart = Union[TextPart, ThinkPart, ImageURLPart, AudioURLPart, VideoURLPart, ToolCall, ToolCallPart]
 
 
+def token_count(value: Any) -> int:
+    """A token figure from a provider's usage object; 0 when it is missing or not a number."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 class Message(BaseModel):
     """One message of the model history, as stored in `context.jsonl` (Kimi's format)."""
 

@@ -141,19 +141,21 @@ class AcpServer:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, additional_directories: list[str] | None = None, **_: Any
     ) -> dict[str, Any]:
-        loaded = self._usable_config()
-        servers = _mcp_servers(mcp_servers)
-        dirs = _extra_dirs(additional_directories)
-        acp_session = self._get_or_open(session_id, cwd, loaded, servers, dirs)
-        _keep_system_prompt(acp_session.core.session)
-        await acp_session.use_mcp_servers(servers)
-        acp_session.core.set_extra_dirs(dirs)  # the complete list for this opening (ACP)
+        acp_session = await self._reopen(session_id, cwd, mcp_servers, additional_directories)
         acp_session.replay()
         return self._opened(acp_session, {})
 
     async def resume_session(
         self, session_id: str, cwd: str, mcp_servers: Any = None, additional_directories: list[str] | None = None, **_: Any
     ) -> dict[str, Any]:
+        acp_session = await self._reopen(session_id, cwd, mcp_servers, additional_directories)
+        return self._opened(acp_session, {})
+
+    async def _reopen(
+        self, session_id: str, cwd: str, mcp_servers: Any, additional_directories: list[str] | None
+    ) -> AcpSession:
+        """`session/load` and `session/resume`: the session open in this server (opened now if it
+        is not), with this request's MCP servers and the complete list of extra dirs (ACP)."""
         loaded = self._usable_config()
         servers = _mcp_servers(mcp_servers)
         dirs = _extra_dirs(additional_directories)
@@ -161,7 +163,7 @@ class AcpServer:
         _keep_system_prompt(acp_session.core.session)
         await acp_session.use_mcp_servers(servers)
         acp_session.core.set_extra_dirs(dirs)
-        return self._opened(acp_session, {})
+        return acp_session
 
     async def fork_session(
         self, session_id: str, cwd: str, mcp_servers: Any = None, additional_directories: list[str] | None = None, **_: Any

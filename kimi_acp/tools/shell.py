@@ -7,6 +7,7 @@ import logging
 from pydantic import Field, model_validator
 
 from ..kaos.base import CommandResult
+from ..permissions.command_paths import command_warning
 from ..permissions.scope import command_scope
 from ..sandbox.session import Confinement, failure_note, sandbox_summary
 from ..wire.types import ShellDisplayBlock, ToolReturnValue, UnknownDisplayBlock
@@ -111,7 +112,9 @@ async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str
     """Ask as the session's sandbox says; returns the sandbox the command runs in (None: unconfined).
 
     Inside a sandbox nothing asks unless a rule does (`needed=False`); outside it (mode off, no
-    sandbox on this machine, or `outside_sandbox`) the command asks as always. The card says which."""
+    sandbox on this machine, or `outside_sandbox`) the command asks as always. Either way a command
+    naming a credentials file (or, unconfined, a protected path) asks with a warning (see
+    permissions/command_paths.py). The card says which."""
     command = params.command
     sandbox = ctx.sandbox
     outside = params.outside_sandbox and sandbox is not None and sandbox.confining
@@ -119,11 +122,15 @@ async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str
     note = None
     if sandbox is not None:
         note = sandbox.card_note(outside_reason=params.reason.strip() if outside else None)
+    # A command naming a credentials file or a protected path asks as ReadFile and WriteFile
+    # would: always, with the warning (in the sandbox, only for a file the sandbox leaves readable).
+    warning = command_warning(command, ctx.work_dir, sandboxed=confinement is not None)
     await ctx.approve(
         action=action,
         description=f"{verb} `{command}`" + (" outside the sandbox" if outside else ""),
         display=[ShellDisplayBlock(language="bash", command=command)],
         scope=command_scope(action, command),
+        warning=warning,
         needed=confinement is None,
         sandbox=note,
     )

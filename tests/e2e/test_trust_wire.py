@@ -136,3 +136,42 @@ async def test_permission_rules_deny_with_the_rule_named(start_wire, tmp_path: P
     result = events(seen, "ToolResult")[0]["payload"]["return_value"]
     assert result["is_error"] and "`Shell(rm:*)`" in result["message"]
     assert [e["payload"]["n"] for e in events(seen, "StepBegin")] == [1, 2]  # the model went on
+
+
+async def test_a_command_naming_a_credentials_file_asks_despite_a_session_approval(
+    start_wire, share_dir: Path, work_dir: Path
+):
+    (work_dir / "src").mkdir()
+    (work_dir / "src" / "notes.txt").write_text("notes\n")
+    (work_dir / ".env").write_text(f"API_KEY={KEY}\n")
+    scripts = [
+        tool_call("s1", "Shell", {"command": "cat src/notes.txt"}),
+        "text: one",
+        tool_call("s2", "Shell", {"command": "cat .env"}),
+        "text: two",
+    ]
+    wire = await start_wire(scripts)
+    await wire.call("initialize", INIT)
+    first = await wire.request("prompt", {"user_input": "notes"})
+    asked, _ = await answer(wire, "approve_for_session")
+    assert asked["session_scope"] == "`cat …`" and "warning" not in asked
+    await wire.response(first)
+    second = await wire.request("prompt", {"user_input": "now the env"})
+    asked, _ = await answer(wire, "reject", "no")  # `cat` was approved for the session: this still asks
+    assert asked["description"] == "Run command `cat .env`" and "`.env`, which holds credentials" in asked["warning"]
+    assert "session_scope" not in asked
+    response, _ = await wire.response(second)
+    assert response["result"] == {"status": "finished"}
+    assert KEY not in everything(wire, share_dir)
+
+
+async def test_yolo_still_asks_before_a_command_writes_a_git_hook(start_wire, share_dir: Path, work_dir: Path):
+    (work_dir / ".git" / "hooks").mkdir(parents=True)
+    hook = tool_call("s1", "Shell", {"command": "cp /bin/true .git/hooks/pre-commit"})
+    wire = await start_wire([hook, "text: done"], "--yolo")
+    await wire.call("initialize", INIT)
+    prompt = await wire.request("prompt", {"user_input": "go"})
+    asked, _ = await answer(wire, "reject", "no")
+    assert "a git hook" in asked["warning"]
+    await wire.response(prompt)
+    assert not (work_dir / ".git" / "hooks" / "pre-commit").exists()

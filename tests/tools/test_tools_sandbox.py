@@ -75,6 +75,19 @@ async def test_a_command_inside_runs_unasked_and_lands(
     assert (work_dir / "inside").exists() and approver.requests == []
 
 
+async def test_a_credentials_file_the_sandbox_leaves_readable_still_asks(
+    sctx: ToolContext, approver: FakeApprover, work_dir: Path
+) -> None:
+    (work_dir / ".env").write_text("API_KEY=1\n")
+    result = await run(Shell(), sctx, command="cat .env")
+    (asked,) = approver.requests  # a project's .env is readable inside: the card warns, as ReadFile's
+    assert "`.env`, which holds credentials" in (asked.warning or "") and asked.sandbox is not None
+    assert result.output == "API_KEY=1\n"  # the fake approver approved it
+    approver.requests.clear()
+    await run(Shell(), sctx, command="cp /bin/true .git/hooks/pre-commit || true")  # read-only inside: no question
+    assert approver.requests == []
+
+
 async def test_a_refused_write_fails_with_the_sandbox_named(
     sctx: ToolContext, approver: FakeApprover, outside: Path
 ) -> None:

@@ -6,9 +6,11 @@ config), the page is first asked of that service, as Kimi Code CLI does: POST `{
 fails (an HTTP error, a timeout, unreachable, no credential, an empty answer) the failure is
 logged and the local fetch runs instead.
 
-The local fetch: an HTTP GET, redirects followed (bounded), timeouts, the body streamed and cut at
-a size cap, HTML reduced to Markdown (markdownify over BeautifulSoup, imported lazily), other text
-passed through, binary refused. No approval, as in Kimi (only Shell, file edits, TaskStop and MCP ask).
+The local fetch: an HTTP GET, redirects followed (bounded) while they stay on the host the user
+approved (a redirect elsewhere is handed back to the model, whose next fetch of it asks about
+that host), timeouts, the body streamed and cut at a size cap, HTML reduced to Markdown
+(markdownify over BeautifulSoup, imported lazily), other text passed through, binary refused.
+Every fetch asks per host first (tools/permits.py, issue #21).
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
 
 from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, cap_output, tool_error, tool_ok
-from .permits import permit_fetch
+from .permits import permit_fetch, url_host
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +129,7 @@ async def _fetch_locally(url: str) -> ToolReturnValue:
 
     try:
         fetched = await _get(url)
-    except httpx.TooManyRedirects:
+    except _TooManyRedirects:
         return tool_error(
             f"Failed to fetch URL: more than {MAX_REDIRECTS} redirects.", brief="Too many redirects"
         )
@@ -138,7 +141,19 @@ async def _fetch_locally(url: str) -> ToolReturnValue:
             "This may indicate the URL is invalid or the server is unreachable.",
             brief="Network error",
         )
-    status, content_type, charset, body, cut = fetched
+    if isinstance(fetched, _ElsewhereRedirect):
+        return tool_ok(
+            f"Redirected to {fetched.url}",
+            message=(
+                f"The page redirects to another host ({fetched.host}); its content was not fetched. "
+                f"To follow the redirect, call FetchURL with {fetched.url} (the user is asked before "
+                "the agent contacts a new host)."
+            ),
+            brief="Redirected to another host",
+        )
+    status, content_type, charset, body, cut = (
+        fetched.status, fetched.content_type, fetched.charset, fetched.body, fetched.cut
+    )
     if status >= 400:
         return tool_error(
             f"Failed to fetch URL. Status: {status}. "
@@ -173,34 +188,72 @@ async def _fetch_locally(url: str) -> ToolReturnValue:
     return tool_ok(output, message=message)
 
 
-async def _get(url: str) -> tuple[int, str, str | None, bytes, bool]:
-    """(status, content type, charset, body up to the cap, whether the body was cut)."""
+@dataclass(frozen=True)
+class _Fetched:
+    status: int
+    content_type: str
+    charset: str | None
+    body: bytes  # up to the cap
+    cut: bool  # whether the body was cut
+
+
+@dataclass(frozen=True)
+class _ElsewhereRedirect:
+    """A redirect to another host: not followed, since the user approved only the first host."""
+
+    url: str
+    host: str
+
+
+class _TooManyRedirects(Exception):
+    pass
+
+
+async def _get(url: str) -> _Fetched | _ElsewhereRedirect:
+    """The GET, following redirects that stay on the approved host (and port; http → https
+    included); a redirect to another host ends it, so that host is asked about like any other."""
     import httpx
 
     from ..llm.http import shared_ssl_context
 
     async with httpx.AsyncClient(
-        follow_redirects=True,
-        max_redirects=MAX_REDIRECTS,
+        follow_redirects=False,
         timeout=TIMEOUT,
         verify=shared_ssl_context(),
         headers={"User-Agent": USER_AGENT, "Accept": "text/html,text/plain,text/markdown,*/*;q=0.8"},
     ) as client:
-        async with client.stream("GET", url) as response:
-            content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-            if response.status_code >= 400:
-                return response.status_code, content_type, None, b"", False
-            chunks: list[bytes] = []
-            size = 0
-            cut = False
-            async for chunk in response.aiter_bytes():
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > MAX_FETCH_BYTES:
-                    cut = True
-                    break
-            body = b"".join(chunks)[:MAX_FETCH_BYTES]
-            return response.status_code, content_type, response.charset_encoding, body, cut
+        host = url_host(url)
+        request = client.build_request("GET", url)
+        for _ in range(MAX_REDIRECTS + 1):
+            response = await client.send(request, stream=True)
+            try:
+                following = response.next_request
+                if following is None:
+                    return await _read(response)
+            finally:
+                await response.aclose()
+            target = str(following.url)
+            if url_host(target) != host:
+                return _ElsewhereRedirect(target, url_host(target))
+            request = following
+    raise _TooManyRedirects
+
+
+async def _read(response: Any) -> _Fetched:
+    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if response.status_code >= 400:
+        return _Fetched(response.status_code, content_type, None, b"", False)
+    chunks: list[bytes] = []
+    size = 0
+    cut = False
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_FETCH_BYTES:
+            cut = True
+            break
+    body = b"".join(chunks)[:MAX_FETCH_BYTES]
+    return _Fetched(response.status_code, content_type, response.charset_encoding, body, cut)
 
 
 def _is_text(content_type: str, body: bytes) -> bool:

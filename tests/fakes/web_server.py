@@ -1,5 +1,5 @@
 """A loopback HTTP server with fixed pages, for FetchURL: HTML, plain text, a redirect (and a
-redirect loop), a 404, a huge body and a binary. Runs in a daemon thread (sync, async and
+redirect loop, a redirect to another host), a 404, a huge body and a binary. Runs in a daemon thread (sync, async and
 subprocess tests alike):
 
     with FakeWebServer() as web:
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import unquote
 
 from .serving import ServerThread
 
@@ -46,7 +47,7 @@ class FakeWebServer:
 
             def do_GET(self) -> None:  # noqa: N802
                 owner.paths.append(self.path)
-                if self.path == "/page":
+                if self.path.split("?")[0] == "/page":
                     self._send(200, PAGE.encode(), "text/html; charset=utf-8")
                 elif self.path == "/text":
                     self._send(200, "plain text ünïcode\nline 2\n".encode(), "text/plain; charset=utf-8")
@@ -54,6 +55,8 @@ class FakeWebServer:
                     self._send(302, b"", "text/plain", Location="/page")
                 elif self.path == "/loop":
                     self._send(302, b"", "text/plain", Location="/loop")
+                elif self.path.startswith("/away?to="):  # a redirect to wherever `to` says (another host)
+                    self._send(302, b"", "text/plain", Location=unquote(self.path.split("=", 1)[1]))
                 elif self.path == "/binary":
                     self._send(200, PNG_BYTES, "image/png")
                 elif self.path == "/huge":

@@ -1,9 +1,10 @@
 """FetchURL against a loopback HTTP server: HTML to Markdown, text passed through, redirects
-(bounded), HTTP errors with their status, the body cap, binary refused, bad URLs."""
+(bounded, and only on the approved host), HTTP errors with their status, the body cap, binary refused, bad URLs."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import pytest
 
@@ -46,6 +47,21 @@ async def test_redirect_is_followed(call: Call, web: FakeWebServer) -> None:
     result = await call(FetchURL(), url=f"{web.url}/redirect")
     assert not result.is_error and "# Main heading" in result.output
     assert web.paths[-2:] == ["/redirect", "/page"]
+
+
+async def test_a_redirect_to_another_host_is_handed_back_not_followed(
+    call: Call, web: FakeWebServer, approver: FakeApprover
+) -> None:
+    with FakeWebServer() as elsewhere:
+        target = f"{elsewhere.url}/page?k=what-the-first-host-put-here"
+        result = await call(FetchURL(), url=f"{web.url}/away?to={quote(target, safe='')}")
+        assert not result.is_error and result.output == f"Redirected to {target}"
+        host = elsewhere.url.split("//")[1]
+        assert f"redirects to another host ({host})" in result.message and f"call FetchURL with {target}" in result.message
+        assert elsewhere.paths == []  # nothing reached the host the user was not asked about
+        followed = await call(FetchURL(), url=target)  # the model follows it: that host is asked about
+        assert "# Main heading" in followed.output
+        assert [asked.scope.values for asked in approver.requests] == [(web.url.split("//")[1],), (host,)]
 
 
 async def test_redirect_loop_is_bounded(call: Call, web: FakeWebServer) -> None:

@@ -54,6 +54,12 @@ class Confinement:
     policy: SandboxPolicy
     program: str | None = None
 
+    @property
+    def guards_credentials(self) -> bool:
+        """Whether it hides the credential files and keeps `.git/hooks` and `.git/config`
+        read-only: bubblewrap and Seatbelt do; Landlock only allows, so it does neither."""
+        return self.name != "landlock"
+
     def wrap(self, argv: Sequence[str], cwd: Path) -> list[str]:
         if self.name == "bubblewrap":
             from .bubblewrap import bwrap_argv

@@ -123,8 +123,10 @@ async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str
     if sandbox is not None:
         note = sandbox.card_note(outside_reason=params.reason.strip() if outside else None)
     # A command naming a credentials file or a protected path asks as ReadFile and WriteFile
-    # would: always, with the warning (in the sandbox, only for a file the sandbox leaves readable).
-    warning = command_warning(command, ctx.work_dir, sandboxed=confinement is not None)
+    # would: always, with the warning (in a sandbox that hides and locks those files, only for a
+    # file it leaves readable; Landlock hides nothing).
+    guarded = confinement is not None and confinement.guards_credentials
+    warning = command_warning(command, ctx.work_dir, sandboxed=guarded)
     await ctx.approve(
         action=action,
         description=f"{verb} `{command}`" + (" outside the sandbox" if outside else ""),

@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pydantic
 import pytest
@@ -86,6 +86,30 @@ async def test_a_credentials_file_the_sandbox_leaves_readable_still_asks(
     approver.requests.clear()
     await run(Shell(), sctx, command="cp /bin/true .git/hooks/pre-commit || true")  # read-only inside: no question
     assert approver.requests == []
+
+
+async def test_under_landlock_a_command_naming_a_git_hook_still_asks(
+    ctx: ToolContext, approver: FakeApprover, work_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    unavailable: Callable[[str], NoReturn],
+) -> None:
+    from kimi_acp.sandbox.landlock import landlock_abi
+
+    if landlock_abi() < 4:
+        unavailable(f"the kernel's Landlock ABI is {landlock_abi()} (4 or later is used for the sandbox)")
+    monkeypatch.setenv(detect.ENV_VAR, "landlock")  # Landlock hides nothing and locks no hook
+    detect.forget()
+    (work_dir / ".git" / "hooks").mkdir(parents=True)
+    box = SessionSandbox(sessions.create(work_dir), SandboxSettings(mode="workspace-write"))
+    try:
+        lctx = replace(ctx, sandbox=box)
+        result = await run(Shell(), lctx, command="touch inside")
+        assert not result.is_error, result.message
+        assert approver.requests == [] and (work_dir / "inside").exists()
+        await run(Shell(), lctx, command="cp /bin/true .git/hooks/pre-commit")
+        (asked,) = approver.requests
+        assert "a git hook" in (asked.warning or "") and "landlock" in (asked.sandbox or "").lower()
+    finally:
+        await box.aclose()
 
 
 async def test_a_refused_write_fails_with_the_sandbox_named(

@@ -11,17 +11,7 @@ from typing import NoReturn
 
 import pytest
 
-# CI sets CI=true. There a missing tool or file a test needs is a failure, never a skip: a check
-# must not silently turn itself off (`.ci/run` installs what the tests need).
-IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _unavailable(reason: str) -> NoReturn:
-    """Skip the test for `reason` on a developer's machine; fail it in CI."""
-    if IN_CI:
-        pytest.fail(f"{reason} (CI=true: a missing requirement is a failure, not a skip; .ci/run must install it)", pytrace=False)
-    pytest.skip(reason)
-
+from tests.support.requirements import unavailable
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
@@ -45,7 +35,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker in item.iter_markers("requires_tool"):
         missing = [name for name in marker.args if shutil.which(name) is None]
         if missing:
-            _unavailable(f"not installed: {', '.join(missing)}")
+            unavailable(f"not installed: {', '.join(missing)}")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -86,7 +76,7 @@ def _no_server_left_in_memory() -> Iterator[None]:
 @pytest.fixture(name="unavailable")
 def unavailable_fixture() -> Callable[[str], NoReturn]:
     """`unavailable(reason)` for a requirement that is not a program (skip locally, fail in CI)."""
-    return _unavailable
+    return unavailable
 
 
 @pytest.fixture

@@ -11,6 +11,8 @@ One place decides, for every tool that reads, writes, runs or reaches the networ
 - `scope.py`: what "approve for this session" covers: a command prefix, a directory, a host, a
   tool; what the card showed and nothing more.
 - `shell_words.py`: a shell command split into the simple commands a scope or rule must cover.
+- `command_keys.py`: what approving one simple command for the session remembers (its prefix,
+  the exact command, or nothing for commands that run whatever their arguments say).
 - `command_paths.py`: the files a shell command names, so a command naming a credentials file
   or a protected path asks as ReadFile or WriteFile would.
 - `rules.py`: the user's `[permissions]` (allow / ask / deny) in their config.toml.

@@ -38,7 +38,7 @@ from typing import Literal
 from ..util.globs import glob_to_regex
 from .paths import typed_and_real
 from .scope import Scope
-from .shell_words import starts_with
+from .command_keys import starts_with
 
 Verdict = Literal["allow", "ask", "deny"]
 

@@ -1,7 +1,9 @@
 """What "approve for this session" covers: exactly what the card showed, nothing more.
 
-- a command line: the prefix of each of its simple commands (`git status`, `npm test`); a later
-  line is covered when every one of its commands starts with an approved prefix;
+- a command line: each of its simple commands by its prefix (`git status …`, `npm test …`) or,
+  where extra words would change what it touches, exactly (`rm -rf build`); a command that runs
+  whatever its arguments say (`bash -c`, `sudo`, `xargs`) not at all (command_keys.py); a later
+  line is covered when every one of its commands is;
 - a directory (edits or reads outside the workspace): the directory of the file on the card and
   what is below it, never a sibling; a file directly in the home directory or `/` covers only
   itself (approving `~/notes.txt` must not approve `~/.bashrc`'s siblings);
@@ -22,7 +24,8 @@ from pathlib import Path
 from typing import Literal
 
 from .paths import relative_within, typed_and_real
-from .shell_words import CommandLine, command_prefix, split_command, starts_with
+from .command_keys import covered, runs_anything, session_key
+from .shell_words import CommandLine, split_command
 
 Kind = Literal["command", "directory", "file", "host", "action"]
 
@@ -41,8 +44,11 @@ class Scope:
 
     @property
     def remembers(self) -> bool:
-        """Whether "approve for this session" can remember anything (an opaque command cannot)."""
-        return not (self.line is not None and self.line.opaque)
+        """Whether "approve for this session" can remember anything: an opaque command line, or
+        one with a command that runs whatever its arguments say (command_keys.py), cannot."""
+        if self.line is None:
+            return True
+        return not (self.line.opaque or any(runs_anything(words) for words in self.line.commands))
 
     def keys(self) -> list[str]:
         """The entries `state.json` keeps when this is approved for the session."""
@@ -58,8 +64,7 @@ class Scope:
         if self.kind == "command":
             if self.line is None or self.line.opaque:
                 return False
-            prefixes = [tuple(entry.split(" ")) for entry in mine]
-            return all(any(starts_with(words, p) for p in prefixes) for words in self.line.commands)
+            return all(covered(words, mine) for words in self.line.commands)
         if self.kind == "host":
             return bool(self.values) and self.values[0] in mine
         if self.path is None:
@@ -79,9 +84,9 @@ FILE_MARK = "file="  # a remembered single file, as opposed to a directory
 
 def command_scope(action: str, command: str) -> Scope:
     line = split_command(command)
-    prefixes = tuple(dict.fromkeys(" ".join(command_prefix(words)) for words in line.commands))
-    label = " and ".join(f"`{p} …`" for p in prefixes) if prefixes else f"`{command}`"
-    return Scope(action, "command", prefixes, label, line=line)
+    keys = list(dict.fromkeys(session_key(words) for words in line.commands))
+    label = " and ".join(key.label for key in keys) if keys else f"`{command}`"
+    return Scope(action, "command", tuple(key.entry for key in keys), label, line=line)
 
 
 def path_scope(action: str, path: Path, what: str = "files", *, directory: bool = False) -> Scope:

@@ -77,20 +77,6 @@ def split_command(line: str) -> CommandLine:
     return CommandLine(tuple(commands), opaque or not commands)
 
 
-def command_prefix(words: tuple[str, ...]) -> tuple[str, ...]:
-    """What "approve for this session" of one simple command covers: the program and, when the
-    next word is a plain subcommand (`git status`, `npm test`), that word too."""
-    if not words:
-        return ()
-    if len(words) > 1 and re.fullmatch(r"[A-Za-z][A-Za-z0-9_.:-]*", words[1]) and "/" not in words[1]:
-        return words[:2]
-    return words[:1]
-
-
-def starts_with(words: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
-    return bool(prefix) and words[: len(prefix)] == prefix
-
-
 def _is_redirection(token: str) -> bool:
     return set(token) <= set("<>&") and any(ch in token for ch in "<>")
 

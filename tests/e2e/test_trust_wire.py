@@ -142,23 +142,23 @@ async def test_a_command_naming_a_credentials_file_asks_despite_a_session_approv
     start_wire, share_dir: Path, work_dir: Path
 ):
     (work_dir / "src").mkdir()
-    (work_dir / "src" / "notes.txt").write_text("notes\n")
+    (work_dir / "src" / "notes.txt").write_text("API_KEY is read from the environment\n")
     (work_dir / ".env").write_text(f"API_KEY={KEY}\n")
     scripts = [
-        tool_call("s1", "Shell", {"command": "cat src/notes.txt"}),
+        tool_call("s1", "Shell", {"command": "grep API_KEY src/notes.txt"}),
         "text: one",
-        tool_call("s2", "Shell", {"command": "cat .env"}),
+        tool_call("s2", "Shell", {"command": "grep API_KEY .env"}),
         "text: two",
     ]
     wire = await start_wire(scripts)
     await wire.call("initialize", INIT)
     first = await wire.request("prompt", {"user_input": "notes"})
     asked, _ = await answer(wire, "approve_for_session")
-    assert asked["session_scope"] == "`cat …`" and "warning" not in asked
+    assert asked["session_scope"] == "`grep API_KEY …`" and "warning" not in asked
     await wire.response(first)
     second = await wire.request("prompt", {"user_input": "now the env"})
-    asked, _ = await answer(wire, "reject", "no")  # `cat` was approved for the session: this still asks
-    assert asked["description"] == "Run command `cat .env`" and "`.env`, which holds credentials" in asked["warning"]
+    asked, _ = await answer(wire, "reject", "no")  # `grep API_KEY …` was approved for the session: this still asks
+    assert asked["description"] == "Run command `grep API_KEY .env`" and "`.env`, which holds credentials" in asked["warning"]
     assert "session_scope" not in asked
     response, _ = await wire.response(second)
     assert response["result"] == {"status": "finished"}
@@ -175,3 +175,34 @@ async def test_yolo_still_asks_before_a_command_writes_a_git_hook(start_wire, sh
     assert "a git hook" in asked["warning"]
     await wire.response(prompt)
     assert not (work_dir / ".git" / "hooks" / "pre-commit").exists()
+
+
+async def test_a_session_approval_of_rm_covers_that_exact_command_and_bash_c_is_never_remembered(
+    start_wire, share_dir: Path, work_dir: Path
+):
+    (work_dir / "src").mkdir()
+    scripts = [
+        tool_call("s1", "Shell", {"command": "rm -rf build"}),
+        "text: one",
+        tool_call("s2", "Shell", {"command": "rm -rf build src"}),
+        "text: two",
+        tool_call("s3", "Shell", {"command": 'bash -c "ls"'}),
+        "text: three",
+    ]
+    wire = await start_wire(scripts)
+    await wire.call("initialize", INIT)
+    first = await wire.request("prompt", {"user_input": "clean"})
+    asked, _ = await answer(wire, "approve_for_session")
+    assert asked["session_scope"] == "`rm -rf build`"  # exactly that, no `…`
+    await wire.response(first)
+    second = await wire.request("prompt", {"user_input": "clean more"})
+    asked, _ = await answer(wire, "reject", "no")  # one more word: not covered
+    assert asked["description"] == "Run command `rm -rf build src`"
+    await wire.response(second)
+    assert (work_dir / "src").is_dir()
+    third = await wire.request("prompt", {"user_input": "list"})
+    asked, _ = await answer(wire, "approve")
+    assert "session_scope" not in asked  # runs whatever it is told: nothing to remember
+    await wire.response(third)
+    state = json.loads(next((share_dir / "sessions").rglob("state.json")).read_text())
+    assert state["approval"]["auto_approve_actions"] == ["run command:exactly=rm -rf build"]

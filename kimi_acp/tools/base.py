@@ -16,6 +16,7 @@ from ..errors import ToolError
 from ..kaos.base import Kaos
 from ..llm.types import ToolSpec
 from ..permissions.scope import Scope
+from ..util import secrets
 from ..wire.types import (
     BriefDisplayBlock,
     ContentPart,
@@ -106,6 +107,16 @@ class PlanHost(Protocol):
     def plan_file_path(self) -> Path: ...
 
 
+# Tool results never show the model a secret the agent knows (core/toolset.py redacts them), but a
+# user may have typed one, or a file the agent may read may hold one: a call that would pass one on
+# (in a URL, a command, a file) always asks, whatever was approved before, and the card says so
+# (the card itself shows it redacted).
+SECRET_IN_ARGUMENTS = (
+    f"This call's arguments hold a secret this agent knows (an API key or a token, shown as {secrets.REDACTED}): "
+    "approving passes it on as written."
+)
+
+
 @dataclass
 class ToolContext:
     """Everything one tool call may use. Built per call by the core."""
@@ -126,6 +137,7 @@ class ToolContext:
     # system temp dir is always there).
     readable: list[Path] = field(default_factory=list)
     sandbox: SessionSandbox | None = None  # the session's OS sandbox (kimi_acp/sandbox): where Shell commands run
+    arguments: str = ""  # the call's arguments as the model wrote them (JSON), for `approve`'s secret check
 
     def resolve(self, path: str) -> Path:
         """A tool path argument as an absolute path (relative ones are taken from the work dir)."""
@@ -163,8 +175,11 @@ class ToolContext:
         sandbox: str | None = None,
     ) -> None:
         """Ask for approval of this call, unless the user's rules, yolo or a session approval of
-        `scope` allow it (or `needed` is False and no rule asks); a `warning` always asks.
+        `scope` allow it (or `needed` is False and no rule asks); a `warning` always asks, and so
+        does a call whose arguments hold a secret the agent knows (`SECRET_IN_ARGUMENTS`).
         Raises ToolRejectedError if the user refused, PermissionDenied if a rule or --afk did."""
+        if warning is None and secrets.holds_secret(self.arguments):
+            warning = SECRET_IN_ARGUMENTS
         await self.approver.request(
             tool_call_id=self.tool_call_id,
             sender=self.tool_name,

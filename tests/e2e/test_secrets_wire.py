@@ -37,12 +37,17 @@ def write_config(directory: Path, scripts: list[str], **extra: Any) -> Path:
     return path
 
 
-async def run(start_wire, config: Path, *, env: dict[str, str]) -> tuple[WireProcess, dict[str, dict[str, Any]]]:
+async def run(
+    start_wire, config: Path, *, env: dict[str, str], asked: list[dict[str, Any]] | None = None
+) -> tuple[WireProcess, dict[str, dict[str, Any]]]:
+    """A yolo turn; what still asks (a call passing on a known key) is approved and put in `asked`."""
     wire = await start_wire((), "--yolo", config=config, env={"KIMI_API_KEY": ENV_KEY, "KIMI_LOG_LEVEL": "DEBUG", **env})
     initialized, _ = await wire.call("initialize", INIT)
     assert "result" in initialized
-    response, seen = await wire.call("prompt", {"user_input": "go"}, timeout=30)
+    response, seen, approvals = await wire.call_approving("prompt", {"user_input": "go"}, timeout=30)
     assert response["result"] == {"status": "finished"}
+    if asked is not None:
+        asked += approvals
     results = {e["payload"]["tool_call_id"]: e["payload"]["return_value"] for e in events(seen, "ToolResult")}
     return wire, results
 
@@ -63,8 +68,15 @@ async def test_commands_get_no_key_and_no_result_carries_one(start_wire, tmp_pat
         "text: done",
     ]
     config = write_config(tmp_path / "cfg", scripts)
-    wire, results = await run(start_wire, config, env={"COPIED": CONFIG_KEY, "OPENAI_API_KEY": "sk-test-openai-0a1b2c3d"})
+    asked: list[dict[str, Any]] = []
+    wire, results = await run(
+        start_wire, config, env={"COPIED": CONFIG_KEY, "OPENAI_API_KEY": "sk-test-openai-0a1b2c3d"}, asked=asked
+    )
     assert await wire.close() == 0
+    # yolo, yet the command holding both keys asked (redacted on the card); nothing else did
+    (echo_card,) = asked
+    assert echo_card["description"] == "Run command `echo config=[redacted] env=[redacted]`"
+    assert "hold a secret this agent knows" in echo_card["warning"]
 
     env_output = results["env"]["output"]
     assert "PATH=" in env_output  # the command ran and printed its environment

@@ -278,7 +278,8 @@ async def test_payloads_carry_no_api_key_and_hooks_get_no_key_in_their_environme
     config.write_text(json.dumps(data))
     wire = await start_wire((), "--yolo", config=config, env={"KIMI_API_KEY": "env-key-abcdefgh"})
     await wire.call("initialize", INIT)
-    _, seen = await wire.call("prompt", {"user_input": "go"})
+    _, seen, asked = await wire.call_approving("prompt", {"user_input": "go"})
+    assert [card["warning"].startswith("This call's arguments hold a secret") for card in asked] == [True]  # even in yolo
     (payload,) = script.payloads()
     assert secret not in json.dumps(payload)
     assert payload["tool_input"]["command"] == "echo [redacted] > marker"

@@ -101,6 +101,25 @@ class WireClientMixin:
         request_id = await self.request(method, params)
         return await self.response(request_id, timeout)
 
+    async def call_approving(
+        self, method: str, params: Any = None, *, timeout: float = DEFAULT_TIMEOUT
+    ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+        """`call`, approving (once) every approval the agent asks meanwhile; returns (response,
+        messages before it, the approval requests' payloads)."""
+        request_id = await self.request(method, params)
+        seen: list[dict[str, Any]] = []
+        asked: list[dict[str, Any]] = []
+        while True:
+            part = await self.until(lambda m: m.get("method") == "request" or (m.get("id") == request_id and "method" not in m), timeout)
+            seen += part[:-1]
+            last = part[-1]
+            if last.get("method") != "request":
+                return last, seen, asked
+            seen.append(last)
+            payload = last["params"]["payload"]
+            asked.append(payload)
+            await self.respond(last["id"], {"request_id": payload["id"], "response": "approve"})
+
     async def next_request(self, timeout: float = DEFAULT_TIMEOUT) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Wait for the next agent→client `request`; returns (request, messages before it)."""
         seen = await self.until(lambda m: m.get("method") == "request", timeout)

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Literal
 
 from .paths import relative_within, typed_and_real
-from .command_keys import covered, runs_anything, session_key
 from .shell_words import CommandLine, split_command
 
 Kind = Literal["command", "directory", "file", "host", "action"]
@@ -48,6 +47,8 @@ class Scope:
         one with a command that runs whatever its arguments say (command_keys.py), cannot."""
         if self.line is None:
             return True
+        from .command_keys import runs_anything
+
         return not (self.line.opaque or any(runs_anything(words) for words in self.line.commands))
 
     def keys(self) -> list[str]:
@@ -64,6 +65,8 @@ class Scope:
         if self.kind == "command":
             if self.line is None or self.line.opaque:
                 return False
+            from .command_keys import covered
+
             return all(covered(words, mine) for words in self.line.commands)
         if self.kind == "host":
             return bool(self.values) and self.values[0] in mine
@@ -83,6 +86,8 @@ FILE_MARK = "file="  # a remembered single file, as opposed to a directory
 
 
 def command_scope(action: str, command: str) -> Scope:
+    from .command_keys import session_key  # with the first Shell call, not at start-up
+
     line = split_command(command)
     keys = list(dict.fromkeys(session_key(words) for words in line.commands))
     label = " and ".join(key.label for key in keys) if keys else f"`{command}`"

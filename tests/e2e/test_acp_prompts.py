@@ -120,6 +120,8 @@ async def test_permission_outcomes(share, project, answer, ran, second_step):
         assert request["options"][1].name == "Always allow `touch ran.txt …` in this session"
         card = request["tool_call"]
         assert card.title == "Shell: touch ran.txt" and card.kind == "execute"
+        (raw,) = agent.recorder.requests("session/request_permission")
+        assert raw["params"]["toolCall"]["name"] == "Shell"  # schema 1.25's field, which the SDK's model lacks
         assert card.raw_input == {"command": "touch ran.txt"}
         assert marker.exists() == ran
         updates = agent.recorder.updates(session.session_id)

@@ -88,10 +88,21 @@ class ClientCalls:
             log.debug("could not withdraw request %r: %s", request_id, exc)
 
     async def request_permission(
-        self, *, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **meta: Any
+        self,
+        *,
+        session_id: str,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        tool_name: str | None = None,
+        **meta: Any,
     ) -> RequestPermissionResponse:
+        """`tool_name`: the card's `name` (schema 1.25's ToolCallUpdate has it; the SDK's model
+        does not, so it is added to the params after they are built)."""
         params = RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options, field_meta=meta or None)
-        answer = await self._withdrawable(CLIENT_METHODS["session_request_permission"], serialize_params(params))
+        payload = serialize_params(params)
+        if tool_name and isinstance(payload.get("toolCall"), dict):
+            payload["toolCall"]["name"] = tool_name
+        answer = await self._withdrawable(CLIENT_METHODS["session_request_permission"], payload)
         return RequestPermissionResponse.model_validate(answer)
 
     async def create_elicitation(self, *, message: str, mode: ElicitationFormSessionMode, **meta: Any) -> Any:

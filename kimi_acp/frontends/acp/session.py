@@ -236,10 +236,12 @@ class AcpSession:
     async def _ask_permission(self, request: ApprovalRequest) -> None:
         answer = "reject"
         try:
+            card = self._mapper.permission_tool_call(request)
             response = await self.server.connection.request_permission(
                 session_id=self.id,
-                tool_call=ToolCallUpdate.model_validate(self._mapper.permission_tool_call(request)),
+                tool_call=ToolCallUpdate.model_validate(card),
                 options=[PermissionOption.model_validate(o) for o in permission_options(request)],
+                tool_name=card.get("name"),
             )
             outcome = response.outcome
             if getattr(outcome, "outcome", None) == "selected":

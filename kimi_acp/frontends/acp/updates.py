@@ -327,6 +327,7 @@ class UpdateMapper:
         return {
             "toolCallId": self.acp_id(key),
             "title": call.title if call and call.title else request.description,
+            "name": name,
             "kind": tool_kind(name),
             "status": "pending",
             "rawInput": arguments,

@@ -1,10 +1,11 @@
 """Paths whose change outlives the session: always asked about, with a warning.
 
 A write to the agent's own config can add a `[[hooks]]` command or `default_yolo = true`; a line
-in `~/.bashrc` runs in every new shell; `.git/hooks/` and `.git/config` (`core.fsmonitor`,
-filters) run code at the next git command; `~/.ssh/authorized_keys` lets someone in. So a write
-there is never covered by "approve for this session", an allow rule or yolo, and is refused under
-`--afk`. Decided on the path as typed and on where it really leads.
+in `~/.bashrc` runs in every new shell, a systemd user unit or an editor's start-up file later by
+itself; `.git/hooks/` and `.git/config` (`core.fsmonitor`, filters) run code at the next git
+command; `~/.ssh/authorized_keys` lets someone in. So a write there is never covered by "approve
+for this session", an allow rule or yolo, and is refused under `--afk`. Decided on the path as
+typed and on where it really leads.
 """
 
 from __future__ import annotations
@@ -17,10 +18,17 @@ from .paths import relative_within, typed_and_real
 
 SHELL_START_FILES = frozenset(
     {
-        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
-        ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".inputrc",
+        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile", ".zshrc",
+        ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".inputrc",
         ".config/fish/config.fish", ".config/fish/conf.d", ".config/environment.d", ".pam_environment",
-        ".xprofile", ".xsessionrc", ".config/autostart",
+        ".xprofile", ".xsessionrc",
+    }
+)  # fmt: skip
+# What runs by itself later: at login, on a timer, or when the user opens their editor.
+AUTOSTART_PATHS = frozenset(
+    {
+        ".config/autostart", ".config/systemd/user", ".local/share/systemd/user", "Library/LaunchAgents",
+        ".vimrc", ".config/nvim", ".vim/plugin", ".emacs", ".emacs.d", ".config/emacs",
     }
 )  # fmt: skip
 
@@ -42,6 +50,8 @@ def _reason(path: Path) -> str | None:
         text = home.as_posix()
         if any(text == entry or text.startswith(entry + "/") for entry in SHELL_START_FILES):
             return "a shell start-up file: what it says runs in every new shell"
+        if any(text == entry or text.startswith(entry + "/") for entry in AUTOSTART_PATHS):
+            return "a file that runs by itself later: at login, as a service, or when you open your editor"
         if text == ".local/bin" or text.startswith(".local/bin/"):
             return "a directory on your PATH: what is put there may run instead of a command you call"
         if text == ".ssh" or text.startswith(".ssh/"):

@@ -70,6 +70,11 @@ def test_protected_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         assert protected_reason(path) is not None, path
     for path in (tmp_path / "repo" / "src" / "a.py", tmp_path / "notes" / "todo.md", tmp_path / "repo" / "config"):
         assert protected_reason(path) is None, path
+    for path in (tmp_path / ".bash_aliases", tmp_path / ".config" / "systemd" / "user" / "x.service",
+                 tmp_path / ".config" / "autostart" / "x.desktop", tmp_path / ".config" / "nvim" / "init.lua",
+                 tmp_path / ".vimrc", tmp_path / "Library" / "LaunchAgents" / "x.plist"):  # runs later by itself
+        assert protected_reason(path) is not None, path
+    assert "runs by itself later" in (protected_reason(tmp_path / ".config" / "systemd" / "user" / "x.service") or "")
 
 
 # ------------------------------------------------------------------------------- command lines

@@ -123,10 +123,12 @@ def session_key(words: tuple[str, ...]) -> CommandKey:
 
 
 def covered(words: tuple[str, ...], entries: Iterable[str]) -> bool:
-    """Whether the remembered `entries` (of one action) cover the simple command `words`."""
+    """Whether the remembered `entries` (of one action) cover the simple command `words`: an
+    exact entry equal to it, or, when it is not one to remember exactly, a prefix of it. (So an
+    earlier version's `rm` or `git` prefix covers no `rm -rf x`, no `git -C x push`.)"""
     if not words or runs_anything(words):
         return False
-    prefixes: list[tuple[str, ...]] = []
+    exact = session_key(words).exact
     for entry in entries:
         if entry.startswith(EXACT_MARK):
             try:
@@ -134,11 +136,9 @@ def covered(words: tuple[str, ...], entries: Iterable[str]) -> bool:
                     return True
             except ValueError:
                 continue
-        else:
-            prefixes.append(tuple(entry.split(" ")))
-    if program(words) in _OPERAND_PROGRAMS:
-        return False  # only the exact command (an older version's `rm` prefix covers nothing now)
-    return any(starts_with(words, prefix) for prefix in prefixes)
+        elif not exact and starts_with(words, tuple(entry.split(" "))):
+            return True
+    return False
 
 
 def starts_with(words: tuple[str, ...], prefix: tuple[str, ...]) -> bool:

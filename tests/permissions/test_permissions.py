@@ -169,6 +169,8 @@ def test_a_command_that_runs_whatever_it_is_told_is_never_remembered_or_covered(
 def test_legacy_bare_actions_cover_no_command() -> None:
     assert not command_scope("run command", "ls").covered_by(["run command"])
     assert not command_scope("run command", "rm -rf x").covered_by(["run command:rm"])  # an older prefix
+    assert not command_scope("run command", "git -C x push").covered_by(["run command:git"])
+    assert command_scope("run command", "ls -la").covered_by(["run command:ls"])
     assert action_scope("edit file").covered_by(["edit file"])
 
 

@@ -99,3 +99,24 @@ async def test_a_protected_path_always_asks(share: Path, project: Path):
         assert option_names(asked) == ["Approve once", "Reject"]
         assert "git hook" in asked["tool_call"].content[0].content.text
     assert not (hooks / "pre-commit").exists()
+
+
+async def test_the_always_allow_option_names_an_exact_command_and_is_missing_for_bash_c(share: Path, project: Path):
+    (project / "build").mkdir()
+    scripts = [
+        tool_call("s1", "Shell", {"command": "rm -rf build"}), "text: one",
+        tool_call("s2", "Shell", {"command": "rm -rf build src"}), "text: two",
+        tool_call("s3", "Shell", {"command": 'bash -c "ls"'}), "text: three",
+    ]  # fmt: skip
+    write_config(share, scripts)
+    async with serve_acp(acp_env(share)) as agent:
+        agent.client.permission_policy = lambda request: "approve_for_session" if len(option_names(request)) == 3 else "reject"
+        await agent.initialize()
+        session = await agent.new_session(project)
+        for prompt in ("clean", "clean more", "list"):
+            await agent.prompt(session.session_id, prompt)
+        first, second, third = agent.client.permission_requests  # the second was not covered by the first
+        assert option_names(first) == ["Approve once", "Always allow `rm -rf build` in this session", "Reject"]
+        assert second["tool_call"].title == "Shell: rm -rf build src"
+        assert option_names(third) == ["Approve once", "Reject"]  # bash -c runs whatever it is told
+    assert not (project / "build").exists()

@@ -27,7 +27,7 @@ from ..wire.types import (
 )
 from .errors import APIConnectionError, APIEmptyResponseError, APIStatusError, ChatProviderError
 from .http import HTTPChatProvider
-from .types import ChatStream, Message, StreamPart, ToolSpec
+from .types import ChatStream, Message, StreamPart, ToolSpec, arguments_object
 
 logger = logging.getLogger(__name__)
 
@@ -96,18 +96,10 @@ def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
                 "type": "tool_use",
                 "id": call.id,
                 "name": call.function.name,
-                "input": _tool_input(call.function.arguments),
+                "input": arguments_object(call.function.arguments),
             }
         )
     return blocks
-
-
-def _tool_input(arguments: str | None) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _tool_result_block(message: Message) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from ..wire.types import (
 )
 from .errors import APIConnectionError, APIEmptyResponseError, APIStatusError, ChatProviderError
 from .http import HTTPChatProvider
-from .types import ChatStream, Message, StreamPart, ToolSpec, token_count
+from .types import ChatStream, Message, StreamPart, ToolSpec, arguments_object, token_count
 
 logger = logging.getLogger(__name__)
 
@@ -92,14 +92,6 @@ def _content_parts(message: Message) -> list[dict[str, Any]]:
     return out
 
 
-def _arguments(arguments: str | None) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def to_gemini_contents(history: Sequence[Message], *, skip_signature: bool = False) -> list[dict[str, Any]]:
     """Kimi-format history to Gemini `contents` (roles `user` and `model`).
 
@@ -145,7 +137,7 @@ def to_gemini_contents(history: Sequence[Message], *, skip_signature: bool = Fal
                 parts.append({"text": text})
             for index, call in enumerate(message.tool_calls or []):
                 names[call.id] = call.function.name
-                args = _arguments(call.function.arguments)
+                args = arguments_object(call.function.arguments)
                 part: dict[str, Any] = {"functionCall": {"id": call.id, "name": call.function.name, "args": args}}
                 signature = (call.extras or {}).get(SIGNATURE_KEY)
                 if isinstance(signature, str) and signature:

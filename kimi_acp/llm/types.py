@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Union
@@ -26,6 +27,16 @@ ThinkingEffort = Literal["off", "low", "medium", "high"]
 # A streamed reply is a sequence of these. A ToolCall opens a call (its `arguments` may hold the
 # first fragment or None); each following ToolCallPart appends to the arguments of that call.
 StreamPart = Union[TextPart, ThinkPart, ImageURLPart, AudioURLPart, VideoURLPart, ToolCall, ToolCallPart]
+
+
+def arguments_object(arguments: str | None) -> dict[str, Any]:
+    """A tool call's JSON arguments as the object the providers' APIs want; {} when they are
+    missing, malformed or not an object."""
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def token_count(value: Any) -> int:

@@ -26,9 +26,8 @@ import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .paths import relative_within
 from .protected import protected_reason
-from .sensitive import credential_locations, sensitive_reason
+from .sensitive import sensitive_reason
 
 MAX_WORDS = 256  # a longer line is judged by its first words
 MAX_GLOB_MATCHES = 64  # per word: enough to meet a key among a directory's files
@@ -36,10 +35,10 @@ _SUBSTITUTION_MARKS = re.compile(r"\$\(|[`()]")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
-def command_warning(command: str, work_dir: Path, *, sandboxed: bool = False) -> str | None:
-    """The warning a run of `command` always asks with, or None. `sandboxed`: it runs in the OS
-    sandbox, so only a credentials file the sandbox leaves readable counts."""
-    hidden = _hidden_by_sandbox() if sandboxed else None
+def command_warning(command: str, work_dir: Path, *, hidden: Callable[[Path], bool] | None = None) -> str | None:
+    """The warning a run of `command` always asks with, or None. `hidden`: the command runs in an
+    OS sandbox that hides what this says and keeps protected paths read-only, so only a
+    credentials file it leaves readable counts."""
     for word, path in named_paths(command, work_dir):
         reason = sensitive_reason(path)
         if reason is not None and (hidden is None or not hidden(path)):
@@ -48,19 +47,6 @@ def command_warning(command: str, work_dir: Path, *, sandboxed: bool = False) ->
         if reason is not None:
             return f"The command names `{word}`: {reason}."
     return None
-
-
-def _hidden_by_sandbox() -> Callable[[Path], bool]:
-    """Whether the sandbox hides the file a path leads to (what `credential_locations` lists)."""
-    dirs, files, reopened = credential_locations()
-
-    def hidden(path: Path) -> bool:
-        real = Path(os.path.realpath(path))
-        if any(relative_within(real, directory) is not None for directory in reopened):
-            return False
-        return any(relative_within(real, place) is not None for place in (*dirs, *files))
-
-    return hidden
 
 
 def named_paths(command: str, work_dir: Path) -> Iterator[tuple[str, Path]]:

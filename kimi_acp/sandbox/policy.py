@@ -55,6 +55,13 @@ class SandboxPolicy:
     ]  # `.git/hooks` dirs that do not exist: kept from being created where possible
     network: bool
 
+    def hides(self, path: Path) -> bool:
+        """Whether a command cannot even read `path` (decided on its real path)."""
+        real = Path(os.path.realpath(path))
+        if any(within(real, p) for p in self.readable_again):
+            return False
+        return any(within(real, p) for p in (*self.hidden_dirs, *self.hidden_files))
+
     def writes_to(self, path: Path) -> bool:
         """Whether the policy lets a command write `path` (decided on its real path)."""
         real = Path(os.path.realpath(path))

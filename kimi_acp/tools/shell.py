@@ -126,7 +126,7 @@ async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str
     # would: always, with the warning (in a sandbox that hides and locks those files, only for a
     # file it leaves readable; Landlock hides nothing).
     guarded = confinement is not None and confinement.guards_credentials
-    warning = command_warning(command, ctx.work_dir, sandboxed=guarded)
+    warning = command_warning(command, ctx.work_dir, hidden=confinement.policy.hides if guarded else None)
     await ctx.approve(
         action=action,
         description=f"{verb} `{command}`" + (" outside the sandbox" if outside else ""),

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kimi_acp.permissions.command_paths import MAX_GLOB_MATCHES, command_warning, named_paths
+from kimi_acp.sandbox.policy import build_policy
 
 
 @pytest.fixture
@@ -104,11 +105,13 @@ def test_in_the_sandbox_only_what_it_leaves_readable_is_warned_about(
     (share / "skills").mkdir(parents=True)
     monkeypatch.setenv("KIMI_SHARE_DIR", str(share))
     (project / ".env").write_text("KEY=1")
+    (tmp_path / "temp").mkdir()
+    policy = build_policy("workspace-write", work_dir=project, dirs=[], temp_dir=tmp_path / "temp", allow_network=False)
     hidden = ["cat ~/.ssh/id_ed25519", "cat $KIMI_SHARE_DIR/config.toml", "cp x .git/hooks/pre-commit", "ls ~/.ssh"]
     for command in hidden:  # the sandbox hides these files or keeps them read-only: no question needed
         assert command_warning(command, project) is not None
-        assert command_warning(command, project, sandboxed=True) is None, command
+        assert command_warning(command, project, hidden=policy.hides) is None, command
     (project / "key").symlink_to(project.parent / ".ssh" / "id_ed25519")  # hidden where it leads
-    assert command_warning("cat key", project, sandboxed=True) is None
-    warning = command_warning("cat .env", project, sandboxed=True)  # the sandbox leaves it readable
+    assert command_warning("cat key", project, hidden=policy.hides) is None
+    warning = command_warning("cat .env", project, hidden=policy.hides)  # the sandbox leaves it readable
     assert warning is not None and "`.env`" in warning

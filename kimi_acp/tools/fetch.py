@@ -19,7 +19,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import Field
 
@@ -151,9 +151,7 @@ async def _fetch_locally(url: str) -> ToolReturnValue:
             ),
             brief="Redirected to another host",
         )
-    status, content_type, charset, body, cut = (
-        fetched.status, fetched.content_type, fetched.charset, fetched.body, fetched.cut
-    )
+    status, content_type, charset, body, cut = fetched
     if status >= 400:
         return tool_error(
             f"Failed to fetch URL. Status: {status}. "
@@ -188,8 +186,7 @@ async def _fetch_locally(url: str) -> ToolReturnValue:
     return tool_ok(output, message=message)
 
 
-@dataclass(frozen=True)
-class _Fetched:
+class _Fetched(NamedTuple):
     status: int
     content_type: str
     charset: str | None

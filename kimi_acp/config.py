@@ -186,6 +186,10 @@ class PermissionRules(_Section):
     # Environment variables that child processes (commands, tasks, plugins) keep although they
     # hold the agent's credentials (they are stripped by default).
     pass_env: list[str] = []
+    # Every Shell command asks, read-only ones too (by default a command that provably only reads
+    # the workspace runs unasked: permissions/read_only.py). A session's own choice (the IDE's mode
+    # picker, the web page) and `--always-ask` come first.
+    always_ask: bool = False
 
     @field_validator("allow", "ask", "deny")
     @classmethod

@@ -67,6 +67,8 @@ class SessionState(_State):
     model: str | None = None  # this session's model choice (ACP picker), when it differs from the default
     thinking: bool | None = None
     sandbox: str | None = None  # this session's sandbox mode (IDE picker, /sandbox); None: --sandbox, else the config's
+    # Every command asks, read-only ones too (the IDE's "Always ask" mode); None: --always-ask, else the config's
+    always_ask: bool | None = None
     system_prompt: ClientSystemPrompt | None = None  # kept, so it applies after a reload and in other processes
     work_dir: str | None = None  # lets a session be found by id alone (ACP prompt to a closed session)
 

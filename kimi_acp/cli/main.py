@@ -141,6 +141,11 @@ def _click_main() -> None:
         "--sandbox", type=click.Choice(MODE_NAMES), default=None,
         help="Where Shell commands run, for a session that chose nothing itself (default: [sandbox] mode).",
     )  # fmt: skip
+    @click.option(
+        "--always-ask", is_flag=True,
+        help="Ask before every command, read-only ones too (default: [permissions] always_ask; "
+        "otherwise commands that only read the workspace run unasked).",
+    )  # fmt: skip
     @click.pass_context
     def cli(ctx: click.Context, wire: bool, **options: Any) -> None:
         if ctx.invoked_subcommand is not None:
@@ -202,6 +207,7 @@ def _click_main() -> None:
     @click.option("--config-file", type=click.Path(dir_okay=False), help="Config file (TOML, or JSON by suffix).")
     @click.option("--config", "config_text", help="Config as a JSON or TOML string (overrides the file).")
     @click.option("-y", "--yolo", is_flag=True, help="Approve every action.")
+    @click.option("--always-ask", is_flag=True, help="Ask before every command, read-only ones too.")
     def web(**options: Any) -> None:
         from ..frontends import web as web_ui
 

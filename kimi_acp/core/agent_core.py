@@ -147,6 +147,7 @@ class AgentCore:
         self._turn_lock = TurnLock(session.dir)
         self.approvals = Approvals(session, self.stream.send)
         self.approvals.rules = Rules.from_config(loaded_config.config)
+        self.approvals.default_always_ask = loaded_config.config.permissions.always_ask
         self.toolset = Toolset(list(tools) if tools is not None else deferred_builtin_tools())
         self.toolset.plan_mode = lambda: self.plan_mode
         self.toolset.plan_file = self.plan_file_path

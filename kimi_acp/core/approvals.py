@@ -26,7 +26,7 @@ from ..permissions.redaction import scrubbed
 from ..permissions.rules import Rules
 from ..permissions.scope import Scope
 from ..sessions import Session
-from ..tools.base import ToolRejectedError
+from ..tools.base import Permit, ToolRejectedError
 from ..util import secrets
 from ..wire.types import ApprovalRequest, ApprovalResponse, DisplayBlock
 
@@ -42,6 +42,7 @@ class Approvals:
         self.runtime_yolo = False  # `--yolo` / `yolo=True`: this process only, not persisted
         self.runtime_afk = False  # `--afk`: this process only, not persisted
         self.rules = Rules()  # the config's [permissions]; the core sets them (core/agent_core.py)
+        self.default_always_ask = False  # `--always-ask`, else the config's `[permissions] always_ask`
 
     # ------------------------------------------------------------------ state
 
@@ -66,6 +67,17 @@ class Approvals:
             self.runtime_afk = False
         if self._session.state.approval.afk != on:
             self._session.state.approval.afk = on
+            self._session.save_state()
+
+    @property
+    def always_ask(self) -> bool:
+        """Every command asks, read-only ones too (the session's choice, else the default)."""
+        chosen = self._session.state.always_ask
+        return self.default_always_ask if chosen is None else chosen
+
+    def set_always_ask(self, on: bool) -> None:
+        if self._session.state.always_ask != on:
+            self._session.state.always_ask = on
             self._session.save_state()
 
     @property
@@ -102,10 +114,13 @@ class Approvals:
         warning: str | None = None,
         needed: bool = True,
         sandbox: str | None = None,
-    ) -> None:
-        """Return when the call may run; raise ToolRejectedError when the user rejected it (or the
-        wait was cancelled), PermissionDenied when a rule or --afk refused it without asking.
-        `sandbox` is shown on the card (`ApprovalRequest.sandbox`): the OS sandbox the call runs in."""
+        reads_only: bool = False,
+    ) -> Permit:
+        """Return how the call may run (tools/base.py `Permit`); raise ToolRejectedError when the
+        user rejected it (or the wait was cancelled), PermissionDenied when a rule or --afk refused
+        it without asking. `sandbox` is shown on the card (`ApprovalRequest.sandbox`): the OS
+        sandbox the call runs in. `reads_only`: a command that provably only reads runs unasked,
+        unless the session asks always (`always_ask`)."""
         named = scope.rule_name if scope is not None and scope.rule_name else sender
         decision = self.rules.decide(named, scope, self._session.work_dir) if self.rules else None
         if decision is not None and decision.verdict == "deny":
@@ -117,10 +132,16 @@ class Approvals:
                 )
         elif decision is not None and decision.verdict == "ask":
             pass
-        elif not needed or (decision is not None and decision.verdict == "allow"):
-            return
-        elif self.yolo or self.afk or self.covers(action, scope):
-            return
+        elif decision is not None and decision.verdict == "allow":
+            return "rule"
+        elif not needed:
+            return "not_needed"
+        elif reads_only and not self.always_ask:
+            return "read_only"
+        elif self.yolo or self.afk:
+            return "yolo"
+        elif self.covers(action, scope):
+            return "session"
         remembers = warning is None and decision is None and (scope is None or scope.remembers)
         req = ApprovalRequest(  # what the card shows holds no known secret (a diff of a file with a key)
             id=str(uuid.uuid4()),
@@ -158,6 +179,7 @@ class Approvals:
                     other.resolve(ApprovalResponse(request_id=other.id, response="approve"))
         elif answer.response == "reject":
             raise ToolRejectedError(answer.feedback or None)
+        return "asked"
 
     def reject_pending(self, *, background: bool = False) -> None:
         """Settle outstanding requests as rejected: the turn's (it ended), and with `background`
@@ -215,6 +237,10 @@ class _SubagentApprovals(Approvals):
     @property
     def afk(self) -> bool:
         return self._root.afk
+
+    @property
+    def always_ask(self) -> bool:
+        return self._root.always_ask
 
     def set_yolo(self, on: bool) -> None:
         self._root.set_yolo(on)

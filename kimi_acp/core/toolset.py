@@ -238,8 +238,8 @@ class Toolset:
 class _PlanFileApprover:
     """Approves the plan file write without asking: it is what plan mode is for."""
 
-    async def request(self, **_: Any) -> None:
-        return None
+    async def request(self, **_: Any) -> str:
+        return "not_needed"
 
 
 _PLAN_FILE_APPROVER = _PlanFileApprover()

@@ -7,7 +7,7 @@ client's `fs/*` methods and runs commands in the client's terminal. Tools never 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -91,6 +91,9 @@ class CommandSandbox(Protocol):
 
 class Kaos(Protocol):
     name: str
+    # Whether a command gets the agent's environment (without its credentials); False when it runs
+    # in the IDE's terminal, with the IDE's (permissions/shell_expand.py then reads none of it).
+    command_environment_known: bool
 
     async def read_text(self, path: Path) -> str:
         """Whole file as text. Raises FileNotFoundError, IsADirectoryError, BinaryFileError."""
@@ -129,8 +132,10 @@ class Kaos(Protocol):
         output_limit: int,
         tool_call_id: str | None = None,
         sandbox: CommandSandbox | None = None,
+        extra_env: Mapping[str, str] | None = None,
     ) -> CommandResult:
-        """Run `command` through the user's shell in `cwd`; stdin is closed; inside `sandbox` if given.
+        """Run `command` through the user's shell in `cwd`; stdin is closed; inside `sandbox` if given;
+        with `extra_env` added to its environment.
 
         On timeout the whole process group is killed and `timed_out` is set. If the awaiting task
         is cancelled, the process group is killed before CancelledError propagates.

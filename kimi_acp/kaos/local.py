@@ -16,7 +16,7 @@ import logging
 import os
 import signal
 import stat as _stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from io import BufferedReader
 from pathlib import Path
 
@@ -53,13 +53,22 @@ NONINTERACTIVE_ENV = {
 
 
 def user_shell() -> str:
-    """The shell commands run with: `$SHELL` if it is a POSIX-like shell, else bash, else sh."""
+    """The shell commands run with: bash (the agent reads every command as bash parses it:
+    kimi_acp/permissions/shell_parse.py), else `$SHELL` if it is a POSIX-like shell, else sh."""
     candidate = os.environ.get("SHELL", "")
+    if os.path.basename(candidate) == "bash" and os.access(candidate, os.X_OK):
+        return candidate
+    for bash in ("/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash", "/opt/homebrew/bin/bash"):
+        if os.access(bash, os.X_OK):
+            return bash
     if candidate and os.path.basename(candidate) in _POSIX_SHELLS and os.access(candidate, os.X_OK):
         return candidate
-    if os.access("/bin/bash", os.X_OK):
-        return "/bin/bash"
     return "/bin/sh"
+
+
+def runs_bash() -> bool:
+    """Whether commands run with bash, so that the agent's reading of them is bash's."""
+    return os.path.basename(user_shell()) == "bash"
 
 
 def command_env(shell: str) -> dict[str, str]:
@@ -211,13 +220,15 @@ async def start_shell_command(
     stderr: int = asyncio.subprocess.STDOUT,
     env: dict[str, str] | None = None,
     sandbox: CommandSandbox | None = None,
+    extra_env: Mapping[str, str] | None = None,
 ) -> asyncio.subprocess.Process:
     """`command` through the user's shell, stdout piped, in a process group of its own (a cancel
     mid-spawn kills the group: see `process_group.started`). Shell, hooks and background tasks.
 
     With `sandbox`, the shell runs inside it: the group's leader is then the sandbox's launcher
     (bubblewrap's, which takes its whole sandbox down with it), so killing the group still kills
-    everything the command started."""
+    everything the command started. `extra_env`: variables added to the command's environment (the
+    switches that keep git from running a repository's programs: permissions/git_config.py)."""
     shell = user_shell()
     argv = [shell, "-c", command]
     if sandbox is not None:
@@ -230,7 +241,7 @@ async def start_shell_command(
             stdout=asyncio.subprocess.PIPE,
             stderr=stderr,
             start_new_session=True,
-            env=env if env is not None else command_env(shell),
+            env={**(env if env is not None else command_env(shell)), **(extra_env or {})},
         )
     )
 
@@ -239,6 +250,7 @@ class LocalKaos:
     """Files and processes of the machine the agent runs on."""
 
     name = "local"
+    command_environment_known = True  # commands get our environment (without the credentials)
     # Called with (tool_call_id, text) as a foreground command's output arrives, so a front end
     # can show it while the command runs (`kimi web`); None: nobody watches.
     output_listener: Callable[[str, str], None] | None = None
@@ -287,8 +299,9 @@ class LocalKaos:
         output_limit: int,
         tool_call_id: str | None = None,
         sandbox: CommandSandbox | None = None,
+        extra_env: Mapping[str, str] | None = None,
     ) -> CommandResult:
-        proc = await start_shell_command(command, cwd=cwd, sandbox=sandbox)
+        proc = await start_shell_command(command, cwd=cwd, sandbox=sandbox, extra_env=extra_env)
         logger.debug("started pid %s in %s: %r", proc.pid, cwd, command)
         sink = _OutputSink(output_limit)
         listener = self.output_listener

@@ -25,7 +25,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -130,9 +130,16 @@ class TaskTable:
     # -------------------------------------------------------------- operations (not `start`: front ends call a service's start())
 
     async def launch(
-        self, command: str, *, cwd: Path, description: str, timeout_s: float, sandbox: CommandSandbox | None = None
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        description: str,
+        timeout_s: float,
+        sandbox: CommandSandbox | None = None,
+        extra_env: Mapping[str, str] | None = None,
     ) -> BackgroundTask:
-        """Start `command` (inside `sandbox` when given) as a task of this session."""
+        """Start `command` (inside `sandbox` when given, with `extra_env` added) as a task of this session."""
         if self._closed:
             raise RuntimeError("the session is closing")
         make_dirs_below(self.directory.parent, self.directory)  # never re-creates a deleted session
@@ -140,7 +147,7 @@ class TaskTable:
         task = BackgroundTask(task_id, command, description, self.directory / f"{task_id}.log", timeout_s)
         open_private(task.output_path, "wb").close()  # 0600 from the start: it holds command output
         task.sandbox = sandbox.name if sandbox is not None else None
-        proc = await start_shell_command(command, cwd=cwd, sandbox=sandbox)
+        proc = await start_shell_command(command, cwd=cwd, sandbox=sandbox, extra_env=extra_env)
         task._proc, task.pid = proc, proc.pid
         self._tasks[task_id] = task
         self._save(task)

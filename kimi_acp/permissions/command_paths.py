@@ -1,102 +1,161 @@
-"""The files a command line names, so that an unsandboxed Shell command asks as a file tool would.
+"""The files a command line names, so that a Shell command asks as a file tool would.
 
 ReadFile asks before it returns `~/.ssh/id_rsa` and WriteFile before it touches
 `.git/hooks/pre-commit`, with a warning that "approve for this session" and yolo never cover
 (sensitive.py, protected.py). Without this, `cat ~/.ssh/id_rsa` would run unasked once the user
-had allowed `cat src/app.py` for the session (the remembered prefix is `cat`), or in yolo mode, and
-`cp payload .git/hooks/pre-commit` once `cp` was allowed.
+had allowed `cat src/app.py` for the session, or in yolo mode, and `cp payload .git/hooks/pre-commit`
+once `cp` was allowed.
 
-The words are read as the shell would split them, with the insides of `$(…)` and backticks as
-words too; `~`, `$HOME` and the other variables of the agent's environment are expanded, a
-relative path is taken from the work dir, a glob is matched against the disk, and a word like
-`--key=PATH` or `NAME=PATH` counts by what follows `=`. This is a tripwire for the paths a command
-spells out, not a reading of every program's arguments: a command that builds a path at run time
-is not caught. What contains such commands is the OS sandbox (kimi_acp/sandbox): it hides the
-agent's files and the credential files under the home directory and keeps protected paths
-read-only, so a sandboxed command is warned about only for a credentials file the sandbox leaves
-readable, one matched by its name (a project's `.env`, a key in the work dir) (docs/security.md).
+It reads the same parse as every other decision (shell_parse.py): every word of every simple
+command, inside substitutions and subshells too, expanded as bash would (shell_expand.py: `~`,
+the variables the command inherits, brace expansion, globs matched against the disk), relative
+paths taken from the work dir or from where a `cd` earlier in the line went, and a word like
+`--key=PATH`, `-oPATH`, `NAME=PATH`, `@PATH` or `REV:PATH` counted by its path part too. A word it
+cannot expand faithfully (`$(…)`, `${HOME%/}`, a variable the command would not inherit, a glob
+with too many matches) counts as naming every credentials file and protected path: the command
+asks. This is a tripwire for the paths a command spells out, not a reading of every program's
+arguments: a command that builds a path at run time (a script that opens the file itself) is not
+caught. What contains such commands is the OS sandbox (kimi_acp/sandbox): it hides the agent's
+files and the credential files under the home directory and keeps protected paths read-only, so a
+sandboxed command is warned about only for a credentials file the sandbox leaves readable, one
+matched by its name (a project's `.env`, a key in the work dir) (docs/security.md).
 """
 
 from __future__ import annotations
 
-import glob
 import os
-import re
-import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+from .command_keys import MOVES, program
 from .protected import protected_reason
 from .sensitive import sensitive_reason
+from .shell_expand import expand_word, line_environment
+from .shell_parse import ParsedLine, SimpleCommand, Word
 
-MAX_WORDS = 256  # a longer line is judged by its first words
-MAX_GLOB_MATCHES = 64  # per word: enough to meet a key among a directory's files
-_SUBSTITUTION_MARKS = re.compile(r"\$\(|[`()]")
-_GLOB_CHARS = re.compile(r"[*?\[]")
+MAX_WORDS = 512  # a longer line: its later words are taken as naming anything
 
 
-def command_warning(command: str, work_dir: Path, *, hidden: Callable[[Path], bool] | None = None) -> str | None:
-    """The warning a run of `command` always asks with, or None. `hidden`: the command runs in an
+@dataclass(frozen=True)
+class NamedPath:
+    """A word of the line and a file it names; `path` None: the word could name anything."""
+
+    word: str
+    path: Path | None
+
+
+def command_warning(
+    line: ParsedLine,
+    work_dir: Path,
+    env: Mapping[str, str],
+    *,
+    hidden: Callable[[Path], bool] | None = None,
+) -> str | None:
+    """The warning a run of `line` always asks with, or None. `hidden`: the command runs in an
     OS sandbox that hides what this says and keeps protected paths read-only, so only a
     credentials file it leaves readable counts."""
-    for word, path in named_paths(command, work_dir):
-        reason = sensitive_reason(path)
-        if reason is not None and (hidden is None or not hidden(path)):
-            return f"The command names `{word}`, which holds credentials ({reason}): approving lets it read them."
-        reason = protected_reason(path) if hidden is None else None
+    for named in named_paths(line, work_dir, env):
+        if named.path is None:
+            return (
+                f"The command holds `{_short(named.word)}`, which the agent cannot expand before it runs: it may "
+                "name a file that holds credentials or a protected path."
+            )
+        reason = sensitive_reason(named.path)
+        if reason is not None and (hidden is None or not hidden(named.path)):
+            return f"The command names `{named.word}`, which holds credentials ({reason}): approving lets it read them."
+        reason = protected_reason(named.path) if hidden is None else None
         if reason is not None:
-            return f"The command names `{word}`: {reason}."
+            return f"The command names `{named.word}`: {reason}."
     return None
 
 
-def named_paths(command: str, work_dir: Path) -> Iterator[tuple[str, Path]]:
-    """Each word of `command` that may name a file, with the absolute path it names (and, for a
-    glob, each file it matches)."""
-    for word in _words(command)[:MAX_WORDS]:
-        for candidate in _candidates(word):
-            expanded = _expand(candidate)
-            if not expanded:
-                continue
-            path = Path(os.path.normpath(work_dir / expanded))  # an absolute `expanded` stays itself
-            yield word, path
-            if _GLOB_CHARS.search(expanded):
-                for match in _glob(path):
-                    yield word, match
+def named_paths(line: ParsedLine, work_dir: Path, env: Mapping[str, str]) -> Iterator[NamedPath]:
+    """Each file a word of `line` may name (see the module docstring), in order."""
+    env = line_environment(line, env)
+    bases: list[Path] | None = [work_dir]
+    count = 0
+    for command in line.commands:
+        for word in _path_words(command):
+            count += 1
+            if count > MAX_WORDS:
+                yield NamedPath(word.source, None)
+                return
+            yield from _word_paths(word, bases, env)
+        if program(command) in MOVES:
+            bases = moved_bases(command, bases, env)
+    for word in line.assigned:  # `KEY=~/.ssh/id_rsa ./deploy`: the value may be a file
+        yield from _word_paths(word, bases, env)
 
 
-def _words(command: str) -> list[str]:
-    text = _SUBSTITUTION_MARKS.sub(" ", command)
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|<>")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        return [token for token in lexer if not set(token) <= set(";&|<>")]
-    except ValueError:  # a quote that does not close: the shell refuses it too; judge the rough words
-        return text.split()
+def moved_bases(command: SimpleCommand, bases: list[Path] | None, env: Mapping[str, str]) -> list[Path] | None:
+    """Where relative paths may be taken from after `cd DIR` (as well as before it: it may fail);
+    None when that cannot be known (`cd -`, `popd`, a word that cannot be expanded)."""
+    if bases is None or program(command) == "popd":
+        return None
+    operands = [w for w in command.words[1:] if not (w.value or "").startswith("-") or w.value == "-"]
+    if not operands:
+        home = env.get("HOME")
+        return [*bases, Path(home)] if home else None
+    if len(operands) > 1 or operands[0].value == "-":
+        return None
+    expanded = expand_word(operands[0], env, bases[0])
+    if expanded is None or len(expanded) != 1:
+        return None
+    return list(dict.fromkeys([*bases, *(Path(os.path.normpath(base / expanded[0])) for base in bases)]))
 
 
-def _candidates(word: str) -> list[str]:
-    """The word, and what follows its first `=` (`--output=PATH`, `NAME=PATH`). A quoted text with
+def _path_words(command: SimpleCommand) -> Iterator[Word]:
+    words = command.words
+    name = words[0] if words else None
+    if name is not None and (name.value is None or "/" in name.value):
+        yield name  # a program given by its path runs (reads) that file
+    yield from words[1:]
+    yield from command.inputs
+
+
+def _word_paths(word: Word, bases: list[Path] | None, env: Mapping[str, str]) -> Iterator[NamedPath]:
+    expansions: dict[str, None] = {}
+    for base in bases or [None]:  # type: ignore[list-item]
+        texts = expand_word(word, env, base)
+        if texts is None:
+            yield NamedPath(word.source, None)
+            return
+        expansions.update(dict.fromkeys(texts))
+    for text in expansions:
+        for candidate in candidates(text):
+            if bases is None and not candidate.startswith("/"):
+                yield NamedPath(word.source, None)  # relative to a directory that cannot be known
+                return
+            for base in bases or [Path("/")]:
+                yield NamedPath(word.source, Path(os.path.normpath(base / candidate)))
+
+
+def candidates(text: str) -> list[str]:
+    """The paths a word may name: itself, and what follows `=` (`--output=PATH`, `NAME=PATH`), an
+    option letter (`-oPATH`), `@` (`curl -d @.env`) or `:` (`git show HEAD:.env`). A text with
     spaces counts only when it holds a `/` (`"my dir/.env"`, not `-m "drop the .env"`)."""
-    if (word.startswith("-") and "=" not in word) or (any(c.isspace() for c in word) and "/" not in word):
-        return []  # an option, or a message
-    _, equals, value = word.partition("=")
-    return [word, value] if equals and value else [word]
+    if any(c.isspace() for c in text) and "/" not in text:
+        return []
+    found: list[str] = []
+    if text.startswith("-"):
+        _, equals, value = text.partition("=")
+        if equals:
+            found.append(value)
+        elif not text.startswith("--") and len(text) > 2:
+            found.append(text[2:])
+    else:
+        found.append(text)
+        _, equals, value = text.partition("=")
+        if equals:
+            found.append(value)
+    for item in list(found):
+        if item.startswith("@"):
+            found.append(item[1:])
+        if ":" in item and not item.startswith("/"):
+            found.append(item.split(":", 1)[1])
+    return [item for item in dict.fromkeys(found) if item]
 
 
-def _expand(word: str) -> str:
-    if word == "~" or word.startswith("~/"):
-        word = str(Path.home()) + word[1:]
-    return os.path.expandvars(word)
-
-
-def _glob(pattern: Path) -> list[Path]:
-    matches: list[Path] = []
-    try:
-        for index, match in enumerate(glob.iglob(str(pattern), include_hidden=True)):
-            if index >= MAX_GLOB_MATCHES:
-                break
-            matches.append(Path(match))
-    except (OSError, ValueError):
-        pass
-    return matches
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -7,8 +7,11 @@
 
 A rule is a tool name, alone (every call of it) or with a pattern:
 - `Shell(git status:*)`: commands starting with those words; `Shell(npm test)`: that command.
-  A command line is allowed only when each of its simple commands is (permissions/shell_words.py);
-  it is denied, or asked about, when any of them matches.
+  A command line is allowed only when it is a plain line (permissions/shell_parse.py) and each of
+  its simple commands is; it is denied, or asked about, when any simple command anywhere in it
+  matches (inside a subshell or a substitution too, and behind `sudo`, `xargs`, `bash -c '…'` and
+  the other programs that run a command). With a deny rule for Shell, a command whose program the
+  agent cannot read (`$CMD x`) asks, even in yolo mode.
 - `ReadFile(...)`, `WriteFile(...)`, `StrReplaceFile(...)`, `Grep(...)`, `Glob(...)`,
   `ReadMediaFile(...)`: a glob (`*`, `**`, `?`, `{a,b}`) on the path, relative to the work dir,
   or from `~/` or `/`.
@@ -30,15 +33,17 @@ import fnmatch
 import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..util.globs import glob_to_regex
 from .paths import typed_and_real
 from .scope import Scope
-from .command_keys import starts_with
+
+if TYPE_CHECKING:
+    from .shell_parse import SimpleCommand
 
 Verdict = Literal["allow", "ask", "deny"]
 
@@ -51,7 +56,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "WebFetch": ("FetchURL",),
     "WebSearch": ("SearchWeb",),
 }
-_SPLIT_ROUGHLY = re.compile(r"&&|\|\||[;|&\n]|\$\(|`|\(|\)")
+MAX_NESTED_LINES = 8  # `bash -c '…'` read inside `bash -c '…'`, at most this deep
 
 
 @dataclass(frozen=True)
@@ -69,10 +74,12 @@ class Rule:
 class Decision:
     verdict: Verdict
     rule: Rule
+    why: str = ""  # when the verdict is not the rule's own
 
     @property
     def reason(self) -> str:
-        return f"the rule `{self.rule.text}` in [permissions] ({self.rule.verdict})"
+        said = f"the rule `{self.rule.text}` in [permissions] ({self.rule.verdict})"
+        return f"{said}: {self.why}" if self.why else said
 
 
 class Rules:
@@ -102,6 +109,11 @@ class Rules:
             for rule in mine:
                 if rule.verdict == verdict and _touches(rule, scope, work_dir):
                     return Decision(verdict, rule)
+        unreadable = _unreadable_program(scope)
+        if unreadable is not None:
+            denial = next((r for r in mine if r.verdict == "deny" and r.pattern is not None), None)
+            if denial is not None:
+                return Decision("ask", denial, f"`{unreadable}` may be a command the rule `{denial.text}` denies")
         allows = [rule for rule in mine if rule.verdict == "allow"]
         covering = _covering(allows, scope, work_dir)
         return Decision("allow", covering) if covering is not None else None
@@ -124,7 +136,7 @@ def _touches(rule: Rule, scope: Scope | None, work_dir: Path) -> bool:
     if scope is None:
         return False
     if scope.kind == "command" and scope.line is not None:
-        return any(_command_matches(rule.pattern, words) for words in _rough_commands(scope))
+        return any(_command_matches(rule.pattern, words) for words in _every_command(scope.line.commands))
     return _single_matches(rule.pattern, scope, work_dir)
 
 
@@ -136,10 +148,13 @@ def _covering(allows: list[Rule], scope: Scope | None, work_dir: Path) -> Rule |
     if scope is None:
         return None
     if scope.kind == "command" and scope.line is not None:
-        if scope.line.opaque or not scope.line.commands:
+        if scope.line.complex or not scope.line.commands:
             return None
         used: list[Rule] = []
-        for words in scope.line.commands:
+        for command in scope.line.commands:
+            if not all(word.plain for word in command.words[:1]):
+                return None
+            words = _plain_prefix(command)
             rule = next((r for r in allows if r.pattern is not None and _command_matches(r.pattern, words)), None)
             if rule is None:
                 return None
@@ -154,17 +169,49 @@ def _command_matches(pattern: str, words: tuple[str, ...]) -> bool:
         wanted = tuple(shlex.split(pattern[:-2] if prefix else pattern))
     except ValueError:
         return False
-    return starts_with(words, wanted) if prefix else words == wanted
+    return (bool(wanted) and words[: len(wanted)] == wanted) if prefix else words == wanted
 
 
-def _rough_commands(scope: Scope) -> list[tuple[str, ...]]:
-    """For deny and ask: the words of every piece of the line, opaque parts included."""
-    assert scope.line is not None
-    pieces = list(scope.line.commands)
-    if scope.line.opaque:
-        raw = " ".join(" ".join(words) for words in scope.line.commands)
-        pieces += [tuple(piece.split()) for piece in _SPLIT_ROUGHLY.split(raw) if piece.strip()]
-    return pieces
+def _plain_prefix(command: SimpleCommand) -> tuple[str, ...]:
+    """An allow rule matches the words up to the first one bash expands (`ls $X` is `ls` and
+    something unknown: `Shell(ls:*)` allows it, `Shell(ls x)` does not)."""
+    words: list[str] = []
+    for word in command.words:
+        if not word.plain or word.value is None:
+            words.append("\0")  # matches no word of a rule
+            break
+        words.append(word.value)
+    return tuple(words)
+
+
+def _every_command(commands: Iterable[SimpleCommand], depth: int = 0) -> Iterator[tuple[str, ...]]:
+    """For deny and ask: the words of every simple command, and of the commands the programs that
+    run a command would run (`sudo rm …` is also `rm …`; `bash -c 'rm …'` is also `rm …`)."""
+    from .command_keys import program
+    from .command_table import RUNNERS, SHELLS
+    from .shell_parse import parse_line
+
+    for command in commands:
+        values = command.values
+        yield values
+        name = program(command)
+        if name in RUNNERS or name in SHELLS:
+            for start in range(1, len(values)):  # each tail: the wrapped command starts somewhere
+                yield values[start:]
+        if (name in SHELLS or name == "eval") and depth < MAX_NESTED_LINES:
+            for value in values[1:]:
+                if not value.startswith("-"):
+                    yield from _every_command(parse_line(value).commands, depth + 1)
+
+
+def _unreadable_program(scope: Scope | None) -> str | None:
+    """The first command of a Shell call whose program is not plain text (`$CMD`, `"$(which rm)"`)."""
+    if scope is None or scope.kind != "command" or scope.line is None:
+        return None
+    for command in scope.line.commands:
+        if command.program is None:
+            return command.words[0].source if command.words else scope.line.source
+    return None
 
 
 def _single_matches(pattern: str, scope: Scope, work_dir: Path) -> bool:

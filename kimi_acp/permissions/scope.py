@@ -1,9 +1,9 @@
 """What "approve for this session" covers: exactly what the card showed, nothing more.
 
-- a command line: each of its simple commands by its prefix (`git status …`, `npm test …`) or,
-  where extra words would change what it touches, exactly (`rm -rf build`); a command that runs
-  whatever its arguments say (`bash -c`, `sudo`, `xargs`) not at all (command_keys.py); a later
-  line is covered when every one of its commands is;
+- a command line: each of its simple commands by its form when it is one of the read-only table
+  (`cat …`, `git log …`), else exactly (`make test`, `rm -rf build`); a command that runs whatever
+  its arguments say (`bash -c`, `sudo`, `uv run`) not at all (command_keys.py); a later line is
+  covered when it is a plain line (shell_parse.py) and every one of its commands is;
 - a directory (edits or reads outside the workspace): the directory of the file on the card and
   what is below it, never a sibling; a file directly in the home directory or `/` covers only
   itself (approving `~/notes.txt` must not approve `~/.bashrc`'s siblings);
@@ -18,13 +18,13 @@ A scope is remembered in `state.json` (`approval.auto_approve_actions`, Kimi Cod
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from .paths import relative_within, typed_and_real
-from .shell_words import CommandLine, split_command
+from .shell_parse import ParsedLine, parse_line
 
 Kind = Literal["command", "directory", "file", "host", "action"]
 
@@ -37,9 +37,12 @@ class Scope:
     kind: Kind
     values: tuple[str, ...]  # command prefixes (space-joined), a directory, a file, a host, or ()
     label: str  # for "Always allow {label} in this session"
-    line: CommandLine | None = None  # the command line, for kind == "command"
+    line: ParsedLine | None = None  # the command line, for kind == "command"
     path: Path | None = None  # the file the call is about (for the rules too)
     rule_name: str | None = None  # the name `[permissions]` rules know the tool by, when not its own
+    work_dir: Path | None = None  # where the command line runs
+    env: Mapping[str, str] = field(default_factory=dict, compare=False)  # and with what environment
+    coverable: bool = True  # False: nothing remembered covers it (its git commands cannot be made safe)
 
     @property
     def remembers(self) -> bool:
@@ -49,7 +52,7 @@ class Scope:
             return True
         from .command_keys import runs_anything
 
-        return not (self.line.opaque or any(runs_anything(words) for words in self.line.commands))
+        return not (self.line.complex or any(runs_anything(command) for command in self.line.commands))
 
     def keys(self) -> list[str]:
         """The entries `state.json` keeps when this is approved for the session."""
@@ -63,11 +66,7 @@ class Scope:
         if self.kind == "action":
             return self.action in approved
         if self.kind == "command":
-            if self.line is None or self.line.opaque:
-                return False
-            from .command_keys import covered
-
-            return all(covered(words, mine) for words in self.line.commands)
+            return self._command_covered(mine)
         if self.kind == "host":
             return bool(self.values) and self.values[0] in mine
         if self.path is None:
@@ -82,16 +81,33 @@ class Scope:
         return False
 
 
+    def _command_covered(self, mine: list[str]) -> bool:
+        """Every simple command of a plain line covered; an exact approval not after a `cd`."""
+        if self.line is None or self.line.complex or self.work_dir is None or not self.coverable:
+            return False
+        from .command_keys import MOVES, covered, program
+        from .shell_expand import line_environment
+
+        env = line_environment(self.line, self.env)
+        moved = False
+        for command in self.line.commands:
+            if not covered(command, mine, cwd=self.work_dir, env=env, moved=moved):
+                return False
+            moved = moved or program(command) in MOVES
+        return True
+
+
 FILE_MARK = "file="  # a remembered single file, as opposed to a directory
 
 
-def command_scope(action: str, command: str) -> Scope:
-    from .command_keys import session_key  # with the first Shell call, not at start-up
+def command_scope(action: str, command: str, work_dir: Path, env: Mapping[str, str]) -> Scope:
+    """A Shell command line run in `work_dir` with `env` (the parse is loaded with the first call)."""
+    from .command_keys import session_key
 
-    line = split_command(command)
-    keys = list(dict.fromkeys(session_key(words) for words in line.commands))
+    line = parse_line(command)
+    keys = list(dict.fromkeys(session_key(c) for c in line.commands)) if line.simple else []
     label = " and ".join(key.label for key in keys) if keys else f"`{command}`"
-    return Scope(action, "command", tuple(key.entry for key in keys), label, line=line)
+    return Scope(action, "command", tuple(key.entry for key in keys), label, line=line, work_dir=work_dir, env=env)
 
 
 def path_scope(action: str, path: Path, what: str = "files", *, directory: bool = False) -> Scope:

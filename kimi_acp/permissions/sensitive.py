@@ -7,7 +7,8 @@ path as typed and on where it really leads, so a symbolic link in a cloned repos
 `notes.txt` that points at `~/.aws/credentials` is as sensitive as the file itself.
 
 Deliberately about credentials, not every file that might hold one: environment files, private
-keys, token files of the usual tools and clouds, and all of `$KIMI_SHARE_DIR` but the skills and
+keys, token files of the usual tools and clouds, a process's `/proc/<pid>/environ`, `cmdline` and
+`mem` (the agent's own hold its keys), and all of `$KIMI_SHARE_DIR` but the skills and
 plans the agent works with (its config holds API keys; `credentials/`, `mcp-oauth/`, `plugins/`
 and `mcp.json` hold tokens and keys; logs and other sessions hold what the user typed).
 """
@@ -75,19 +76,34 @@ def credential_locations() -> tuple[list[Path], list[Path], list[Path]]:
     return [d for d in dirs if d.is_dir()], [f for f in files if f.is_file()], [d for d in reopened if d.is_dir()]
 
 
+def sensitive_name(name: str) -> str | None:
+    """Why a file of this name holds credentials wherever it is (`.env`, `id_rsa`, `*.pem`, `.netrc`)."""
+    name = name.lower()
+    if name == ".env" or (name.startswith(".env.") and name not in _ENV_TEMPLATES) or name.endswith(".env"):
+        return "an environment file (.env), where keys and passwords are kept"
+    if name in _KEY_FILES or os.path.splitext(name)[1] in _KEY_SUFFIXES:
+        return "a private key or certificate store"
+    if name in _TOKEN_FILES:
+        return "a credentials file of a package manager or tool"
+    return None
+
+
+_PROCESS_FILES = frozenset({"environ", "cmdline", "mem"})  # /proc/<pid>/…: a process's keys and memory
+
+
 def _reason(path: Path) -> str | None:
+    parts = path.parts
+    if len(parts) >= 4 and parts[1] == "proc" and parts[-1] in _PROCESS_FILES:
+        return "a process's environment, command line or memory, where keys are passed"
     if path in _extra:
         return "the agent's configuration"
     inside = relative_within(path, share_dir())
     if inside is not None and not (inside.parts and inside.parts[0] in _SHARE_DIR_OPEN):
         return "the agent's own configuration, credentials, logs and sessions ($KIMI_SHARE_DIR)"
+    reason = sensitive_name(path.name)
+    if reason is not None:
+        return reason
     name = path.name.lower()
-    if name == ".env" or (name.startswith(".env.") and name not in _ENV_TEMPLATES) or name.endswith(".env"):
-        return "an environment file (.env), where keys and passwords are kept"
-    if name in _KEY_FILES or path.suffix.lower() in _KEY_SUFFIXES:
-        return "a private key or certificate store"
-    if name in _TOKEN_FILES:
-        return "a credentials file of a package manager or tool"
     home = relative_within(path, Path.home())
     if home is not None:
         text = home.as_posix()

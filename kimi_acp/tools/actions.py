@@ -11,3 +11,4 @@ READ_OUTSIDE_ACTION = "read file outside of working directory"
 READ_SENSITIVE_ACTION = "read file holding credentials"  # always asked, for one file
 FETCH_ACTION = "fetch from the network"  # FetchURL, SearchWeb: per host
 HIDE_OUTPUT_TYPE = "acp/hide_output"  # a Shell result whose output a client terminal already shows
+READ_ONLY_TYPE = "kimi/read_only"  # a Shell command that ran without a question: it only reads

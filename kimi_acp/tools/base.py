@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os.path
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from urllib.parse import unquote
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -45,6 +47,12 @@ class ToolRejectedError(ToolError):
         self.result = result
 
 
+# How a call came to run (what `Approver.request` returns): the user approved it ("asked"), a rule
+# allowed it, yolo or afk, a session approval covered it, it only reads ("read_only": a Shell
+# command of the read-only table, unless the session asks always), or it needed no approval.
+Permit = Literal["asked", "rule", "yolo", "session", "read_only", "not_needed"]
+
+
 class Approver(Protocol):
     async def request(
         self,
@@ -58,10 +66,13 @@ class Approver(Protocol):
         warning: str | None = None,
         needed: bool = True,
         sandbox: str | None = None,
-    ) -> None:
-        """Return when the call may run; raise ToolRejectedError when rejected or cancelled,
-        PermissionDenied when refused without asking (core/approvals.py has the order). `sandbox`:
-        what the card says about the OS sandbox the call runs in (or leaves)."""
+        reads_only: bool = False,
+    ) -> Permit:
+        """Return (how it may run) when the call may run; raise ToolRejectedError when rejected or
+        cancelled, PermissionDenied when refused without asking (core/approvals.py has the order).
+        `sandbox`: what the card says about the OS sandbox the call runs in (or leaves);
+        `reads_only`: the call provably only reads, so it runs unasked unless the session asks
+        always (permissions/read_only.py)."""
         ...
 
 
@@ -173,14 +184,16 @@ class ToolContext:
         warning: str | None = None,
         needed: bool = True,
         sandbox: str | None = None,
-    ) -> None:
+        reads_only: bool = False,
+    ) -> Permit:
         """Ask for approval of this call, unless the user's rules, yolo or a session approval of
-        `scope` allow it (or `needed` is False and no rule asks); a `warning` always asks, and so
-        does a call whose arguments hold a secret the agent knows (`SECRET_IN_ARGUMENTS`).
-        Raises ToolRejectedError if the user refused, PermissionDenied if a rule or --afk did."""
-        if warning is None and secrets.holds_secret(self.arguments):
+        `scope` allow it (or `needed` is False, or it `reads_only`, and no rule asks); a `warning`
+        always asks, and so does a call whose arguments hold a secret the agent knows
+        (`SECRET_IN_ARGUMENTS`). Returns how it came to run. Raises ToolRejectedError if the user
+        refused, PermissionDenied if a rule or --afk did."""
+        if warning is None and arguments_hold_secret(self.arguments):
             warning = SECRET_IN_ARGUMENTS
-        await self.approver.request(
+        return await self.approver.request(
             tool_call_id=self.tool_call_id,
             sender=self.tool_name,
             action=action,
@@ -190,7 +203,32 @@ class ToolContext:
             warning=warning,
             needed=needed,
             sandbox=sandbox,
+            reads_only=reads_only,
         )
+
+
+def arguments_hold_secret(arguments: str) -> bool:
+    """Whether a call's arguments (the model's JSON) hold a secret the agent knows, in any of
+    their values as decoded (`\\u0073k-…` is `sk-…`), percent-decoded too (a URL's `%73k-…`)."""
+    if not secrets.any_registered() or not arguments:
+        return False
+    try:
+        decoded = json.loads(arguments)
+    except ValueError:
+        return secrets.holds_secret(arguments)
+    return any(secrets.holds_secret(text) or secrets.holds_secret(unquote(text)) for text in _strings(decoded))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def real_path(path: Path) -> Path:

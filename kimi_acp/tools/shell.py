@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from pydantic import Field, model_validator
 
 from ..kaos.base import CommandResult
-from ..permissions.command_paths import command_warning
-from ..permissions.scope import command_scope
+from ..permissions.command_judgement import judge_command
 from ..sandbox.session import Confinement, failure_note, sandbox_summary
 from ..wire.types import ShellDisplayBlock, ToolReturnValue, UnknownDisplayBlock
-from .actions import HIDE_OUTPUT_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
-from .base import MAX_LINE_CHARS, MAX_OUTPUT_CHARS, Params, Tool, ToolContext, cap_output, tool_error, tool_ok
+from .actions import HIDE_OUTPUT_TYPE, READ_ONLY_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
+from .base import (
+    MAX_LINE_CHARS,
+    MAX_OUTPUT_CHARS,
+    SECRET_IN_ARGUMENTS,
+    Params,
+    Tool,
+    ToolContext,
+    cap_output,
+    tool_error,
+    tool_ok,
+)
 from .tasks import task_display
 
 logger = logging.getLogger(__name__)
@@ -20,6 +30,8 @@ logger = logging.getLogger(__name__)
 MAX_BACKGROUND_TIMEOUT_S = 86_400
 MAX_TIMEOUT_S = 300
 BRIEF_CHARS = 120
+# On the card of a command that ran without a question because it only reads.
+READ_ONLY_BLOCK = UnknownDisplayBlock(type=READ_ONLY_TYPE, data={"text": "Ran without asking: it only reads."})
 
 
 class ShellParams(Params):
@@ -72,9 +84,11 @@ class Shell(Tool[ShellParams]):
         "With `run_in_background=true` (and a `description`) the command becomes a background task of "
         "this session: the call returns its task id at once, you are told when it finishes, and TaskList, "
         "TaskOutput and TaskStop manage it; use it for servers, watchers and long builds. "
-        "The user approves each command, unless the session runs commands in a sandbox (its own choice): "
-        "then they run unasked inside it, and one that failed because of it may be run again outside "
-        "with `outside_sandbox` and a `reason`, which the user approves. "
+        "Commands that only read (ls, cat, grep, rg, find, git status/log/diff/show, ... on files of the "
+        "workspace, as plain command lines) run at once; the user approves every other command, unless the "
+        "session runs commands in a sandbox (its own choice): then they run unasked inside it, and one that "
+        "failed because of it may be run again outside with `outside_sandbox` and a `reason`, which the user "
+        "approves. "
         "Prefer ReadFile, Glob, Grep, WriteFile and StrReplaceFile for "
         "reading, finding and editing files; use Shell for building, testing, git and other programs."
     )
@@ -87,7 +101,8 @@ class Shell(Tool[ShellParams]):
         if params.run_in_background:
             return await _run_background(params, ctx)
 
-        confinement = await _approve(ctx, params, RUN_ACTION, "Run command")
+        approved = await _approve(ctx, params, RUN_ACTION, "Run command")
+        confinement = approved.confinement
         try:
             result = await ctx.kaos.run_command(
                 command,
@@ -96,11 +111,14 @@ class Shell(Tool[ShellParams]):
                 output_limit=MAX_OUTPUT_CHARS,
                 tool_call_id=ctx.tool_call_id,
                 sandbox=confinement,
+                extra_env=approved.extra_env,
             )
         except OSError as exc:
             logger.debug("starting %r failed", command, exc_info=True)
             return tool_error(f"Failed to start the command: {exc}.", brief="Failed to start")
         value = _to_return_value(result, params.timeout)
+        if approved.read_only:
+            value = value.model_copy(update={"display": [*value.display, READ_ONLY_BLOCK]})
         if confinement is not None and value.is_error:
             note = failure_note(confinement, result.output)
             if note is not None:
@@ -108,13 +126,23 @@ class Shell(Tool[ShellParams]):
         return value
 
 
-async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str) -> Confinement | None:
-    """Ask as the session's sandbox says; returns the sandbox the command runs in (None: unconfined).
+@dataclass(frozen=True)
+class _Approved:
+    """How an approved command runs: its sandbox (None: unconfined), the variables it gets, and
+    whether it ran unasked because it only reads (the card says so)."""
+
+    confinement: Confinement | None
+    extra_env: dict[str, str]
+    read_only: bool
+
+
+async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str) -> _Approved:
+    """Ask as the session's sandbox and the command's reading say (permissions/command_judgement.py).
 
     Inside a sandbox nothing asks unless a rule does (`needed=False`); outside it (mode off, no
-    sandbox on this machine, or `outside_sandbox`) the command asks as always. Either way a command
-    naming a credentials file (or, unconfined, a protected path) asks with a warning (see
-    permissions/command_paths.py). The card says which."""
+    sandbox on this machine, or `outside_sandbox`) a command that provably only reads runs unasked,
+    anything else asks as always. Either way a command naming a credentials file (or, unconfined,
+    a protected path), or holding a secret the agent knows, asks with a warning. The card says which."""
     command = params.command
     sandbox = ctx.sandbox
     outside = params.outside_sandbox and sandbox is not None and sandbox.confining
@@ -126,17 +154,27 @@ async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str
     # would: always, with the warning (in a sandbox that hides and locks those files, only for a
     # file it leaves readable; Landlock hides nothing).
     guarded = confinement is not None and confinement.guards_credentials
-    warning = command_warning(command, ctx.work_dir, hidden=confinement.policy.hides if guarded else None)
-    await ctx.approve(
+    judgement = judge_command(
+        command,
+        ctx.work_dir,
+        ctx.may_read,
+        hidden=confinement.policy.hides if guarded else None,
+        action=action,
+        environment_known=ctx.kaos.command_environment_known,
+    )
+    logger.debug("judged %r: read-only %s%s", command, judgement.read_only, f" ({judgement.why_asked})" if judgement.why_asked else "")
+    warning = judgement.warning or (SECRET_IN_ARGUMENTS if judgement.holds_secret else None)
+    permit = await ctx.approve(
         action=action,
         description=f"{verb} `{command}`" + (" outside the sandbox" if outside else ""),
         display=[ShellDisplayBlock(language="bash", command=command)],
-        scope=command_scope(action, command),
+        scope=judgement.scope,
         warning=warning,
         needed=confinement is None,
         sandbox=note,
+        reads_only=judgement.read_only,
     )
-    return confinement
+    return _Approved(confinement, judgement.environment, permit == "read_only")
 
 
 async def _run_background(params: ShellParams, ctx: ToolContext) -> ToolReturnValue:
@@ -144,11 +182,12 @@ async def _run_background(params: ShellParams, ctx: ToolContext) -> ToolReturnVa
     if ctx.tasks is None:
         return tool_error("Background tasks are not available here.", brief="Background unavailable")
     command = params.command
-    confinement = await _approve(ctx, params, RUN_BACKGROUND_ACTION, "Run background command")
+    approved = await _approve(ctx, params, RUN_BACKGROUND_ACTION, "Run background command")
+    confinement = approved.confinement
     try:
         task = await ctx.tasks.launch(
             command, cwd=ctx.work_dir, description=params.description.strip(), timeout_s=params.timeout,
-            sandbox=confinement,
+            sandbox=confinement, extra_env=approved.extra_env,
         )
     except (OSError, RuntimeError) as exc:
         logger.debug("starting background %r failed", command, exc_info=True)

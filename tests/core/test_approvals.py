@@ -48,7 +48,7 @@ class Asker:
         return [m for m in self.sent if isinstance(m, ApprovalRequest)]
 
     async def shell(self, command: str) -> None:
-        await self.run("Shell", command_scope("run command", command))
+        await self.run("Shell", command_scope("run command", command, self.approvals._session.work_dir, {}))
 
     async def run(self, sender: str, scope: Scope | None, *, warning: str | None = None, needed: bool = True) -> None:
         await asyncio.wait_for(
@@ -127,16 +127,16 @@ async def test_approve_for_session_settles_pending_requests_it_covers(session: s
     async def shell(line: str) -> None:
         await approvals.request(
             tool_call_id=line, sender="Shell", action="run command", description=line, display=[],
-            scope=command_scope("run command", line),
+            scope=command_scope("run command", line, session.work_dir, {}),
         )
 
-    tasks = {line: asyncio.create_task(shell(line)) for line in ("npm test", "npm test --watch", "npm publish")}
+    tasks = {line: asyncio.create_task(shell(line)) for line in ("git log", "git log --stat", "git push")}
     for _ in range(100):
         if len([m for m in sent if isinstance(m, ApprovalRequest)]) == 3:
             break
         await asyncio.sleep(0.01)
-    first = next(m for m in sent if isinstance(m, ApprovalRequest) and m.tool_call_id == "npm test")
+    first = next(m for m in sent if isinstance(m, ApprovalRequest) and m.tool_call_id == "git log")
     first.resolve("approve_for_session")
-    await asyncio.wait_for(asyncio.gather(tasks["npm test"], tasks["npm test --watch"]), 1)
-    assert not tasks["npm publish"].done()  # `npm publish …` was not what the card showed
-    tasks["npm publish"].cancel()
+    await asyncio.wait_for(asyncio.gather(tasks["git log"], tasks["git log --stat"]), 1)
+    assert not tasks["git push"].done()  # `git push` was not what the card showed
+    tasks["git push"].cancel()

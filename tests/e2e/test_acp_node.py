@@ -50,7 +50,7 @@ def test_typescript_sdk_client_runs_a_session(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout.strip().splitlines()[-1])
     assert result["protocolVersion"] == 1 and result["agentName"] == "kimi-acp"
-    assert result["modes"] == ["default", "yolo", "plan"]
+    assert result["modes"] == ["default", "ask", "yolo", "plan"]
     assert result["stopReasons"] == ["end_turn", "end_turn"]
     assert result["text"] == "Hello, Noderan it"
     assert result["toolCalls"] == [{"title": "Shell: echo node-ok", "kind": "execute"}]

@@ -45,6 +45,7 @@ async def test_plan_tools_switch_the_mode_and_show_the_plan(share, project, monk
             tool_call("x1", "ExitPlanMode", {}),
             "text: Implementing the plan.",
         ],
+        permissions={"always_ask": False},  # a real config's default mode
     )
     async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()

@@ -117,7 +117,7 @@ async def test_permission_outcomes(share, project, answer, ran, second_step):
         (request,) = agent.client.permission_requests
         assert [o.option_id for o in request["options"]] == ["approve", "approve_for_session", "reject"]
         assert [o.kind for o in request["options"]] == ["allow_once", "allow_always", "reject_once"]
-        assert request["options"][1].name == "Always allow `touch ran.txt …` in this session"
+        assert request["options"][1].name == "Always allow `touch ran.txt` in this session"
         card = request["tool_call"]
         assert card.title == "Shell: touch ran.txt" and card.kind == "execute"
         (raw,) = agent.recorder.requests("session/request_permission")
@@ -152,7 +152,7 @@ async def test_approve_for_session_covers_later_calls_and_is_persisted(share, pr
         await agent.prompt(session.session_id, "three")
         assert len(agent.client.permission_requests) == 2  # `git push` was not what the card showed
     state = next(share.glob(f"sessions/*/{session.session_id}/state.json"))
-    assert json.loads(state.read_text())["approval"]["auto_approve_actions"] == ["run command:git status", "run command:git push"]
+    assert json.loads(state.read_text())["approval"]["auto_approve_actions"] == ["run command:git status", "run command:exactly=git push"]
 
 
 async def test_diff_is_shown_in_the_permission_request(share, project):

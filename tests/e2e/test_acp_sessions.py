@@ -80,12 +80,12 @@ async def test_kimi_api_key_in_the_environment_is_enough(share, project):
 
 
 async def test_new_session_returns_modes_and_options_then_commands(share, project):
-    write_config(share)
+    write_config(share, permissions={"always_ask": False})  # a real config's default mode
     async with serve_acp(acp_env(share)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)
         assert session.modes.current_mode_id == "default"
-        assert [m.id for m in session.modes.available_modes] == ["default", "yolo", "plan"]
+        assert [m.id for m in session.modes.available_modes] == ["default", "ask", "yolo", "plan"]
         options = {o.id: o for o in session.config_options}
         assert options["mode"].category == "mode" and options["mode"].current_value == "default"
         assert options["model"].category == "model" and options["model"].current_value == "scripted"
@@ -246,6 +246,7 @@ async def test_modes_and_model_options_apply_to_one_session_only(share, project)
         share,
         ["text: a", "text: b"],
         models={"other": {"provider": "scripted_provider", "model": "kimi-for-coding", "max_context_size": 50000}},
+        permissions={"always_ask": False},  # a real config's default mode
     )
     before = config.read_bytes()
     async with serve_acp(acp_env(share)) as agent:

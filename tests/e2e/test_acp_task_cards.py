@@ -40,8 +40,8 @@ async def test_background_shell_after_run_command_was_approved_for_the_session(s
 
 async def test_background_commands_approved_for_the_session_run_unasked_but_a_foreground_one_asks(share, project):
     write_config(share, [
-        tool_call("bg1", "Shell", {"command": "sleep 0.1", "run_in_background": True, "description": "first"}),
-        tool_call("bg2", "Shell", {"command": "sleep 0.2", "run_in_background": True, "description": "second"}),
+        tool_call("bg1", "Shell", {"command": "ls -l", "run_in_background": True, "description": "first"}),
+        tool_call("bg2", "Shell", {"command": "ls -a", "run_in_background": True, "description": "second"}),
         tool_call("fg", "Shell", {"command": "sleep 0.3"}),
         "text: done",
     ])
@@ -51,8 +51,8 @@ async def test_background_commands_approved_for_the_session_run_unasked_but_a_fo
         session = await agent.new_session(project)
         response = await agent.prompt(session.session_id, "go")
         assert response.stop_reason == "end_turn"
-        assert len(agent.client.permission_requests) == 2  # bg1, then fg; bg2 (`sleep …` in the background) was approved for the session
+        assert len(agent.client.permission_requests) == 2  # bg1, then fg; bg2 (`ls …` in the background) was approved for the session
         recorder = agent.recorder
-        assert timeline(recorder, card_id(recorder, "Shell: sleep 0.1")) == ["pending", ASK, "in_progress", "completed"]
-        assert timeline(recorder, card_id(recorder, "Shell: sleep 0.2")) == ["pending", "in_progress", "completed"]
+        assert timeline(recorder, card_id(recorder, "Shell: ls -l")) == ["pending", ASK, "in_progress", "completed"]
+        assert timeline(recorder, card_id(recorder, "Shell: ls -a")) == ["pending", "in_progress", "completed"]
         assert timeline(recorder, card_id(recorder, "Shell: sleep 0.3")) == ["pending", ASK, "in_progress", "completed"]

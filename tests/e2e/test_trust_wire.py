@@ -154,10 +154,10 @@ async def test_a_command_naming_a_credentials_file_asks_despite_a_session_approv
     await wire.call("initialize", INIT)
     first = await wire.request("prompt", {"user_input": "notes"})
     asked, _ = await answer(wire, "approve_for_session")
-    assert asked["session_scope"] == "`grep API_KEY …`" and "warning" not in asked
+    assert asked["session_scope"] == "`grep …`" and "warning" not in asked
     await wire.response(first)
     second = await wire.request("prompt", {"user_input": "now the env"})
-    asked, _ = await answer(wire, "reject", "no")  # `grep API_KEY …` was approved for the session: this still asks
+    asked, _ = await answer(wire, "reject", "no")  # `grep …` was approved for the session: this still asks
     assert asked["description"] == "Run command `grep API_KEY .env`" and "`.env`, which holds credentials" in asked["warning"]
     assert "session_scope" not in asked
     response, _ = await wire.response(second)

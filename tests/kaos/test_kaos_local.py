@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kimi_acp.kaos.base import BinaryFileError
-from kimi_acp.kaos.local import LocalKaos, user_shell
+from kimi_acp.kaos.local import LocalKaos, runs_bash, user_shell
 
 
 @pytest.fixture
@@ -61,13 +61,14 @@ async def test_stat(kaos: LocalKaos, tmp_path: Path) -> None:
     assert await kaos.stat(tmp_path / "f" / "below") is None
 
 
-def test_user_shell(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SHELL", "/usr/bin/fish")
-    assert user_shell() in ("/bin/bash", "/bin/sh")
-    monkeypatch.setenv("SHELL", "/bin/sh")
-    assert user_shell() == "/bin/sh"
-    monkeypatch.delenv("SHELL")
-    assert user_shell() in ("/bin/bash", "/bin/sh")
+def test_commands_run_with_bash_whatever_the_users_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent reads every command as bash parses it (permissions/shell_parse.py): bash runs it."""
+    for shell in ("/usr/bin/fish", "/bin/sh", "/usr/bin/zsh", None):
+        if shell is None:
+            monkeypatch.delenv("SHELL")
+        else:
+            monkeypatch.setenv("SHELL", shell)
+        assert user_shell() == "/bin/bash" and runs_bash()
 
 
 async def test_run_merges_output_and_exit_code(kaos: LocalKaos, tmp_path: Path) -> None:

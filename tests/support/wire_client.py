@@ -13,11 +13,19 @@ from typing import Any
 DEFAULT_TIMEOUT = 15.0
 
 
-def scripted_config_data(directory: Path, scripts: Sequence[str], *, max_context_size: int = 100_000) -> dict[str, Any]:
-    """The canonical test config (a `_scripted_echo` model); its scripts are written to `directory`."""
+def scripted_config_data(
+    directory: Path, scripts: Sequence[str], *, max_context_size: int = 100_000, always_ask: bool = True
+) -> dict[str, Any]:
+    """The canonical test config (a `_scripted_echo` model); its scripts are written to `directory`.
+
+    `always_ask`: every Shell command asks, as before issue #29, so that the tests of approval
+    cards, answers and cancels can drive them with `echo` and `ls`. The default of a real config
+    (commands that only read run unasked) is tested with `always_ask=False`
+    (tests/e2e/test_read_only_wire.py, test_read_only_acp.py)."""
     scripts_file = directory / "scripts.json"
     scripts_file.write_text(json.dumps(list(scripts)), encoding="utf-8")
     return {
+        "permissions": {"always_ask": always_ask},
         "default_model": "scripted",
         "models": {
             "scripted": {"provider": "scripted_provider", "model": "scripted_echo", "max_context_size": max_context_size}
@@ -33,10 +41,11 @@ def scripted_config_data(directory: Path, scripts: Sequence[str], *, max_context
     }
 
 
-def scripted_config(tmp_path: Path, scripts: Sequence[str], *, max_context_size: int = 100_000) -> Path:
+def scripted_config(tmp_path: Path, scripts: Sequence[str], *, max_context_size: int = 100_000, always_ask: bool = True) -> Path:
     """Write `_scripted_echo` scripts and the canonical test config; returns the config path."""
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(scripted_config_data(tmp_path, scripts, max_context_size=max_context_size)), encoding="utf-8")
+    data = scripted_config_data(tmp_path, scripts, max_context_size=max_context_size, always_ask=always_ask)
+    path.write_text(json.dumps(data), encoding="utf-8")
     return path
 
 

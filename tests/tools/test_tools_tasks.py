@@ -62,7 +62,7 @@ def test_params() -> None:
 
 
 async def test_background_runs_lists_and_reads(tctx: ToolContext, approver: FakeApprover, table: TaskTable) -> None:
-    result = await run(Shell(), tctx, command="echo hello; echo oops >&2", run_in_background=True, description="greet")
+    result = await run(Shell(), tctx, command="echo hello; echo oops >&2; sleep 0", run_in_background=True, description="greet")
     assert not result.is_error and result.message == "Background task started."
     (req,) = approver.requests
     assert req.action == "run background command"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os.path
 import re
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -14,6 +15,7 @@ from ...tools.actions import (
     EDIT_OUTSIDE_ACTION,
     FETCH_ACTION,
     HIDE_OUTPUT_TYPE,
+    READ_ONLY_TYPE,
     RUN_ACTION,
     RUN_BACKGROUND_ACTION,
 )
@@ -168,6 +170,9 @@ class ApprovalState(Protocol):
     def yolo(self) -> bool: ...
 
     @property
+    def always_ask(self) -> bool: ...
+
+    @property
     def session_actions(self) -> frozenset[str]: ...
 
 
@@ -186,11 +191,16 @@ def approval_actions(name: str, arguments: dict[str, Any] | None = None) -> froz
     return actions
 
 
-def runs_unasked(name: str, approvals: ApprovalState | None, arguments: dict[str, Any] | None = None) -> bool:
+def runs_unasked(
+    name: str, approvals: ApprovalState | None, arguments: dict[str, Any] | None = None, cwd: Path | None = None
+) -> bool:
     """True when the call surely starts without a permission request; False when it may ask.
 
     `arguments` (the call's, parsed) narrow what a tool may ask: without them a Shell call is
-    taken as maybe foreground, maybe background."""
+    taken as maybe foreground, maybe background. A Shell command is judged as the tool will
+    (permissions/command_judgement.py) in `cwd`, with the work dir and the temp dir as where it
+    may read (the session's other directories are not known here: such a command may show
+    `pending` until it runs)."""
     if name in RUNS_WITHOUT_APPROVAL:
         return True
     if approvals is None:
@@ -202,13 +212,29 @@ def runs_unasked(name: str, approvals: ApprovalState | None, arguments: dict[str
         command = (arguments or {}).get("command")
         if actions is None or len(actions) != 1 or not isinstance(command, str):
             return False
-        from ...permissions.scope import command_scope
+        if cwd is None:
+            return False
+        from ...permissions.command_judgement import judge_command
 
         (action,) = actions
-        return command_scope(action, command).covered_by(approvals.session_actions)
+        judged = judge_command(command, cwd, lambda path: _within(path, cwd), action=action)
+        if judged.warning is not None or judged.holds_secret:
+            return False
+        if judged.read_only and not approvals.always_ask:
+            return True
+        return judged.scope.covered_by(approvals.session_actions)
     # An edit's action depends on where the path is; only when every action it may use is
     # approved for the session is it sure not to ask.
     return actions is not None and actions <= approvals.session_actions
+
+
+def _within(path: Path, cwd: Path) -> bool:
+    """Inside `cwd` or the temp dir, on real paths (as the tools decide, but for one directory)."""
+    real = os.path.realpath(path)
+    return any(
+        real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+        for root in (os.path.realpath(cwd), os.path.realpath(tempfile.gettempdir()))
+    )
 
 
 def _shorten(text: str, limit: int = TITLE_ARG_MAX) -> str:
@@ -359,7 +385,19 @@ def _result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: 
     # ReadFile's message says which lines of how many ("Read 4 lines (3-6) of 9."): always useful.
     if result.message and (result.is_error or not content or tool_name == "ReadFile"):
         content.append(text_content(result.message))
+    note = read_only_note(result)
+    if note:  # a command that ran without a question: the card says why
+        content.append(text_content(f"_{note}_"))
     return content
+
+
+def read_only_note(result: ToolReturnValue) -> str:
+    """The note of a Shell command that ran without asking because it only reads, or ""."""
+    for block in result.display:
+        if isinstance(block, UnknownDisplayBlock) and block.type == READ_ONLY_TYPE:
+            text = block.data.get("text")
+            return text if isinstance(text, str) else ""
+    return ""
 
 
 def task_lines(blocks: list[BackgroundTaskDisplayBlock]) -> str:

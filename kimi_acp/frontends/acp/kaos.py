@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,12 @@ class AcpKaos:
         self.on_terminal: Callable[[str, str], None] | None = None
         self._local = LocalKaos()
         self._cleanups: set[asyncio.Future[None]] = set()
+
+    @property
+    def command_environment_known(self) -> bool:
+        """Commands run in the IDE's terminal get the IDE's environment, which the agent does not
+        know (permissions/shell_expand.py reads no variable of it but those it sets)."""
+        return not self._caps.terminal
 
     # ------------------------------------------------------------------ files
 
@@ -165,10 +171,12 @@ class AcpKaos:
         output_limit: int,
         tool_call_id: str | None = None,
         sandbox: CommandSandbox | None = None,
+        extra_env: Mapping[str, str] | None = None,
     ) -> CommandResult:
         if not self._caps.terminal:
             return await self._local.run_command(
-                command, cwd=cwd, timeout=timeout, output_limit=output_limit, tool_call_id=tool_call_id, sandbox=sandbox
+                command, cwd=cwd, timeout=timeout, output_limit=output_limit, tool_call_id=tool_call_id, sandbox=sandbox,
+                extra_env=extra_env,
             )
         from acp.schema import EnvVariable
 
@@ -182,7 +190,7 @@ class AcpKaos:
             command=argv[0],
             args=argv[1:],
             cwd=str(cwd),
-            env=[EnvVariable(name=k, value=v) for k, v in NONINTERACTIVE_ENV.items()],
+            env=[EnvVariable(name=k, value=v) for k, v in {**NONINTERACTIVE_ENV, **(extra_env or {})}.items()],
             output_byte_limit=output_limit,
         )
         terminal_id = created.terminal_id

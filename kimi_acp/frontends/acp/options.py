@@ -16,7 +16,8 @@ from ...core.agent_core import AgentCore
 from ...errors import ConfigError
 
 MODES = (
-    ("default", "Default", "Ask before running commands and changing files."),
+    ("default", "Default", "Run commands that only read the workspace; ask before other commands and before changing files."),
+    ("ask", "Always ask", "Ask before every command, read-only ones too, and before changing files."),
     ("yolo", "YOLO", "Run commands and change files without asking."),
     ("plan", "Plan", "Read-only: investigate and propose a plan; no file changes."),
 )
@@ -55,7 +56,9 @@ def model_choices(config: Config) -> list[ModelChoice]:
 def current_mode(core: AgentCore) -> str:
     if core.plan_mode:
         return "plan"
-    return "yolo" if core.approvals.yolo else "default"
+    if core.approvals.yolo:
+        return "yolo"
+    return "ask" if core.approvals.always_ask else "default"
 
 
 def current_model_value(core: AgentCore) -> str | None:
@@ -158,6 +161,7 @@ def apply_mode(core: AgentCore, mode_id: str) -> None:
     core.set_plan_mode(mode_id == "plan", announce=False)
     if mode_id != "plan":
         core.set_yolo(mode_id == "yolo", announce=False)
+        core.approvals.set_always_ask(mode_id == "ask")
 
 
 async def apply_option(core: AgentCore, config_id: str, value: Any) -> None:

@@ -417,7 +417,7 @@ class UpdateMapper:
         }
         # The call starts now. Say so only if it cannot be about to ask for approval: a replay
         # has the final status next anyway.
-        if not self.replay and call.status == "pending" and runs_unasked(call.name, self.approvals, arguments):
+        if not self.replay and call.status == "pending" and runs_unasked(call.name, self.approvals, arguments, self.cwd):
             call.status = update["status"] = "in_progress"
         return [update]
 

@@ -34,6 +34,7 @@ def serve(
     config_file: str | None = None,
     config_text: str | None = None,
     yolo: bool = False,
+    always_ask: bool = False,
 ) -> int:
     """Bind, print the URL (with its token) on stdout, serve until Ctrl-C; returns the exit code."""
     from ...config import ConfigError, load_config
@@ -65,7 +66,7 @@ def serve(
     from .hub import Hub
 
     token = secrets.token_urlsafe(24)
-    hub = Hub(directory, loaded, yolo=yolo)
+    hub = Hub(directory, loaded, yolo=yolo, always_ask=always_ask)
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound_port}/?token={token}"

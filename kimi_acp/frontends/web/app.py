@@ -161,6 +161,8 @@ def create_app(hub: Hub, token: str, *, bound_host: str, port: int) -> ASGIApp:
                 driver.answer_question(_text(body, "request_id"), answers)
             elif action == "plan_mode":
                 driver.set_plan_mode(bool(body.get("enabled")))
+            elif action == "always_ask":
+                driver.set_always_ask(bool(body.get("enabled")))
             elif action == "model":
                 await driver.set_model(_text(body, "alias"))
             else:

@@ -126,6 +126,7 @@ class Driver:
             "busy": self.busy,
             "plan_mode": core.plan_mode,
             "yolo": core.approvals.yolo,
+            "always_ask": core.approvals.always_ask,
             "model": core.model_alias or core.config.default_model or "",
         }
 
@@ -308,6 +309,11 @@ class Driver:
         self.core.set_plan_mode(enabled)
         self._broadcast(_Raw(notification("Status", self.status())))
 
+    def set_always_ask(self, enabled: bool) -> None:
+        """Every command asks, read-only ones too (kept in the session's state)."""
+        self.core.approvals.set_always_ask(enabled)
+        self._broadcast(_Raw(notification("Status", self.status())))
+
     async def set_model(self, alias: str) -> None:
         if self.busy:
             raise WebError("The model cannot change while a turn is running.")
@@ -335,10 +341,11 @@ class Driver:
 class Hub:
     """The sessions of one work dir that pages have opened, each with its driver."""
 
-    def __init__(self, work_dir: Path, loaded: LoadedConfig, *, yolo: bool = False) -> None:
+    def __init__(self, work_dir: Path, loaded: LoadedConfig, *, yolo: bool = False, always_ask: bool = False) -> None:
         self.work_dir = work_dir
         self.loaded = loaded
         self.yolo = yolo
+        self.always_ask = always_ask  # --always-ask: for sessions that chose nothing themselves
         self.drivers: dict[str, Driver] = {}
 
     def list_sessions(self) -> list[dict[str, Any]]:
@@ -424,6 +431,8 @@ class Hub:
         # the tool's card), as in every front end
         kaos = LocalKaos()
         core = build_root_core(session, self.loaded, kaos, agent=agent, yolo=self.yolo or None)
+        if self.always_ask:
+            core.approvals.default_always_ask = True
         set_question_support(core.toolset, "full")  # the page shows questions
         set_plan_mode_support(core.toolset, True)  # and plan mode
         driver = Driver(core)

@@ -45,7 +45,7 @@ _FLAGS = {
     "-C": ("continue_last", True), "--continue": ("continue_last", True),
     "-y": ("yolo", True), "--yolo": ("yolo", True), "--yes": ("yolo", True), "--auto-approve": ("yolo", True),
     "--thinking": ("thinking", True), "--no-thinking": ("thinking", False),
-    "--plan": ("plan", True), "--afk": ("afk", True),
+    "--plan": ("plan", True), "--afk": ("afk", True), "--always-ask": ("always_ask", True),
 }  # fmt: skip
 
 
@@ -55,7 +55,7 @@ def default_options() -> dict[str, Any]:
         "model": None, "thinking": None, "yolo": False, "max_steps_per_turn": None,
         "mcp_config_files": (), "mcp_configs": (),
         "plan": False, "afk": False, "max_retries_per_step": None, "agent_file": None,
-        "skills_dirs": (), "add_dirs": (), "sandbox": None,
+        "skills_dirs": (), "add_dirs": (), "sandbox": None, "always_ask": False,
     }  # fmt: skip
 
 
@@ -291,6 +291,7 @@ def _prepare(
     skills_dirs: tuple[str, ...] = (),
     add_dirs: tuple[str, ...] = (),
     sandbox: str | None = None,
+    always_ask: bool = False,
 ) -> _Prepared:
     """Validate the options and build the session's agent (runs in the preload thread)."""
     from ... import sessions
@@ -342,6 +343,8 @@ def _prepare(
         max_steps_per_turn=max_steps_per_turn,
     )
     core.approvals.runtime_afk = afk
+    if always_ask:  # --always-ask: for a session that made no choice of its own
+        core.approvals.default_always_ask = True
     core.sandbox.runtime_mode = sandbox  # --sandbox: for a session that made no choice of its own
     if plan and not core.plan_mode:
         core.set_plan_mode(True, announce=False)

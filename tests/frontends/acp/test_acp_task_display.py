@@ -15,24 +15,31 @@ from kimi_acp.wire.types import BackgroundTaskDisplayBlock, BriefDisplayBlock, T
 class State:
     session_actions: frozenset[str] = frozenset()
     yolo: bool = False
+    always_ask: bool = False
 
 
 @pytest.mark.parametrize(
     ("arguments", "approved", "expected"),
     [
-        ({"command": "ls -l"}, {"run command:ls"}, True),
-        ({"command": "ls", "run_in_background": False}, {"run command:ls"}, True),
-        ({"command": "ls", "run_in_background": True}, {"run command:ls"}, False),
-        ({"command": "ls", "run_in_background": True}, {"run background command:ls"}, True),
-        ({"command": "ls"}, {"run background command:ls"}, False),
-        ({"command": "ls", "run_in_background": "yes"}, {"run command:ls"}, False),  # unclear: may be either
-        ({"command": "ls"}, {"run command"}, False),  # a bare action of an older version covers nothing
+        ({"command": "make"}, {"run command:exactly=make"}, True),
+        ({"command": "make", "run_in_background": False}, {"run command:exactly=make"}, True),
+        ({"command": "make", "run_in_background": True}, {"run command:exactly=make"}, False),
+        ({"command": "make", "run_in_background": True}, {"run background command:exactly=make"}, True),
+        ({"command": "make"}, {"run background command:exactly=make"}, False),
+        ({"command": "make", "run_in_background": "yes"}, {"run command:exactly=make"}, False),  # unclear: may be either
+        ({"command": "make"}, {"run command"}, False),  # a bare action of an older version covers nothing
         ({"command": "rm x"}, {"run command:ls"}, False),
+        ({"command": "ls -l"}, set(), True),  # only reads: runs unasked
+        ({"command": "cat ~/.ssh/id_rsa"}, set(), False),  # names a credentials file: asks with a warning
         (None, {"run command:ls", "run background command:ls"}, False),  # which command: not known yet
     ],
 )
-def test_shell_runs_unasked_only_when_its_own_action_is_approved(arguments, approved, expected):
-    assert runs_unasked("Shell", State(frozenset(approved)), arguments) is expected
+def test_shell_runs_unasked_only_when_its_own_action_is_approved(arguments, approved, expected, tmp_path):
+    assert runs_unasked("Shell", State(frozenset(approved)), arguments, tmp_path) is expected
+
+
+def test_a_read_only_command_asks_in_always_ask_mode(tmp_path):
+    assert not runs_unasked("Shell", State(always_ask=True), {"command": "ls -l"}, tmp_path)
 
 
 def test_approval_actions_of_other_tools_ignore_arguments():

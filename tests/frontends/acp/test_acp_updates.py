@@ -38,6 +38,7 @@ CWD = Path("/work/project")
 class FakeApprovals:
     yolo: bool = False
     session_actions: frozenset[str] = field(default_factory=frozenset)
+    always_ask: bool = False
 
 
 def call(llm_id: str, name: str, arguments: dict[str, Any]) -> ToolCall:
@@ -84,7 +85,7 @@ class Client:
         self._keep([self.mapper.terminal_attached(llm_id, "term-1")])
 
 
-SHELL = {"command": "ls"}
+SHELL = {"command": "make"}
 
 
 @pytest.mark.parametrize(
@@ -92,7 +93,8 @@ SHELL = {"command": "ls"}
     [
         (None, ["pending", "completed"]),  # may ask: not "running" before we know
         (FakeApprovals(yolo=True), ["pending", "in_progress", "completed"]),
-        (FakeApprovals(session_actions=frozenset({"run command:ls"})), ["pending", "in_progress", "completed"]),
+        (FakeApprovals(session_actions=frozenset({"run command:exactly=make"})), ["pending", "in_progress", "completed"]),
+        (FakeApprovals(session_actions=frozenset({"run command:make"})), ["pending", "completed"]),  # not a form: exact only
         (FakeApprovals(session_actions=frozenset({"run command"})), ["pending", "completed"]),  # covers nothing now
         (FakeApprovals(session_actions=frozenset({"edit file"})), ["pending", "completed"]),
     ],
@@ -100,6 +102,13 @@ SHELL = {"command": "ls"}
 def test_a_shell_call_that_is_not_asked_about(approvals, expected):
     client = Client(UpdateMapper(CWD, approvals=approvals))
     client.send(call("s1", "Shell", SHELL), StatusUpdate(), ToolResult(tool_call_id="s1", return_value=ok("x")))
+    assert client.events == expected
+
+
+@pytest.mark.parametrize(("always_ask", "expected"), [(False, ["pending", "in_progress", "completed"]), (True, ["pending", "completed"])])
+def test_a_read_only_command_runs_at_once_unless_the_session_asks_always(always_ask, expected):
+    client = Client(UpdateMapper(CWD, approvals=FakeApprovals(always_ask=always_ask)))
+    client.send(call("s1", "Shell", {"command": "ls -la"}), StatusUpdate(), ToolResult(tool_call_id="s1", return_value=ok("x")))
     assert client.events == expected
 
 

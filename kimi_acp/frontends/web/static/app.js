@@ -435,6 +435,7 @@ function setStatus(s) {
   $("session-title").textContent = s.title || "Untitled";
   document.title = `${s.title || "Untitled"} · kimi web`;
   $("plan-mode").checked = !!s.plan_mode;
+  $("always-ask").checked = !!s.always_ask;
   if (s.model) $("model").value = s.model;
   $("state").textContent = state.busy ? "working" : "idle";
   $("state").classList.toggle("busy", state.busy);
@@ -616,6 +617,7 @@ window.addEventListener("DOMContentLoaded", async () => {
   });
   $("cancel").onclick = () => control("cancel");
   $("plan-mode").onchange = (e) => control("plan_mode", { enabled: e.target.checked });
+  $("always-ask").onchange = (e) => control("always_ask", { enabled: e.target.checked });
   $("model").onchange = (e) => control("model", { alias: e.target.value });
   $("new-session").onclick = () => newSession().catch((e) => showError(e.message));
   window.addEventListener("hashchange", () => { if (hashSession() !== state.session) openSession(hashSession()); });

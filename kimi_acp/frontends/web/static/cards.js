@@ -174,6 +174,11 @@
       else if (block.type === "brief") container.append(el("div", "brief", block.text));
       else if (block.type === "todo") container.append(todoList(block.items));
       else if (block.type === "background_task") container.append(el("div", "brief", `Task ${block.task_id}: ${block.status} — ${block.description}`));
+      else if (block.type === "kimi/read_only") {  // a command that ran without a question: it only reads
+        const note = el("div", "brief read-only", (block.data && block.data.text) || "Ran without asking: it only reads.");
+        note.dataset.testid = "read-only";
+        container.append(note);
+      }
     }
   }
 

@@ -177,7 +177,8 @@ class Approvals:
         self, *, agent_id: str, subagent_type: str, description: str, background: bool, send: Callable[[Any], None]
     ) -> Approvals:
         """The approvals of a subagent: the same session-wide answers, yolo and afk as this (root)
-        one, its requests put on the root's stream through `send` and naming the subagent."""
+        one (which it cannot change), its requests put on the root's stream through `send` and
+        naming the subagent."""
         return _SubagentApprovals(self, agent_id, subagent_type, description, background, send)
 
     @staticmethod

@@ -12,6 +12,7 @@ import datetime
 import errno
 import os
 import re
+import stat
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -436,7 +437,7 @@ async def _export(core: SlashHost, args: str) -> TurnResult:
     if output.is_dir():
         output = output / name
     description = f"Export this session ({len(history)} messages) to `{output}`"
-    refused = await _permitted(permit_edit(core.command_context("/export"), output, description, []))
+    refused = await _refusal(permit_edit(core.command_context("/export"), output, description, []))
     if refused is not None:
         core.say(f"Not exported: {refused}")
         return DONE
@@ -463,14 +464,15 @@ async def _import(core: SlashHost, args: str) -> TurnResult:
         core.say("Usage: /import <file path or session id>")
         return DONE
     path = _typed_path(core, target)
-    problem = await asyncio.to_thread(_file_problem, path)
-    if problem is None:  # a file: the user sees what the read sends to the model before it is read
-        refused = await _permitted(permit_read(core.command_context("/import"), path, what="Import"))
-        found = f"Not imported: {refused}" if refused is not None else await asyncio.to_thread(_read_import, path)
-    elif problem is _NOT_A_FILE:
+    try:
+        st = await asyncio.to_thread(_stat, path)
+    except OSError as exc:
+        core.say(f"Failed to read {path}: {exc.strerror or exc}")
+        return DONE
+    if st is None:  # no such file: perhaps a session id
         found = await asyncio.to_thread(_session_import, core, target)
     else:
-        found = problem
+        found = _file_problem(path, st) or await _import_file(core, path)
     if isinstance(found, str):
         core.say(found)
         return DONE
@@ -485,16 +487,13 @@ async def _import(core: SlashHost, args: str) -> TurnResult:
     return DONE
 
 
-_NOT_A_FILE = "not a file"  # nothing there: the argument may be a session id
-
-
 def _typed_path(core: SlashHost, typed: str) -> Path:
     """The path a command's argument names: `~` expanded, relative to the work dir, normalized."""
     return Path(os.path.normpath(core.work_dir / Path(typed).expanduser()))
 
 
-async def _permitted(asking: Awaitable[None]) -> str | None:
-    """None when the approval (a tools/permits.py check) let the command go on, else why not."""
+async def _refusal(asking: Awaitable[None]) -> str | None:
+    """Why the approval (a tools/permits.py check) did not let the command go on; None when it did."""
     try:
         await asking
     except ToolRejectedError as exc:
@@ -504,19 +503,21 @@ async def _permitted(asking: Awaitable[None]) -> str | None:
     return None
 
 
-def _file_problem(path: Path) -> str | None:
-    """Why `path` cannot be imported as a file (`_NOT_A_FILE`: nothing is there), None when it can."""
+def _stat(path: Path) -> os.stat_result | None:
+    """What is at `path` (symlinks followed), None when nothing is; other OSErrors are raised."""
     try:
-        st = path.stat()
-    except FileNotFoundError:
-        return _NOT_A_FILE
+        return path.stat()
     except OSError as exc:
-        if exc.errno in (errno.ENOTDIR, errno.ENAMETOOLONG):
-            return _NOT_A_FILE
-        return f"Failed to read {path}: {exc.strerror or exc}"
-    kind = special_kind(st.st_mode)
-    if kind == "a directory":
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
+            return None
+        raise
+
+
+def _file_problem(path: Path, st: os.stat_result) -> str | None:
+    """Why the file at `path` cannot be imported, None when it can be (once approved)."""
+    if stat.S_ISDIR(st.st_mode):
         return "The path is a directory; give a file to import."
+    kind = special_kind(st.st_mode)
     if kind is not None:
         return f"Cannot import {path}: it is {kind}, not a regular file."
     if not is_importable(path):
@@ -524,6 +525,14 @@ def _file_problem(path: Path) -> str | None:
     if st.st_size > MAX_IMPORT_BYTES:
         return f"The file is too large: at most {MAX_IMPORT_BYTES // (1024 * 1024)} MB can be imported."
     return None
+
+
+async def _import_file(core: SlashHost, path: Path) -> tuple[str, str, str] | str:
+    """The file's content once the user let it be read (asked as ReadFile asks), or why not."""
+    refused = await _refusal(permit_read(core.command_context("/import"), path, what="Import"))
+    if refused is not None:
+        return f"Not imported: {refused}"
+    return await asyncio.to_thread(_read_import, path)
 
 
 def _read_import(path: Path) -> tuple[str, str, str] | str:

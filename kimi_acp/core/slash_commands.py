@@ -22,12 +22,10 @@ from .. import sessions
 from ..config import ConfigError, ResolvedModel, resolve_model
 from ..errors import PermissionDenied
 from ..llm.types import ChatProvider
-from ..permissions.sensitive import sensitive_reason
 from ..sandbox.policy import MODES
 from ..sandbox.session import SessionSandbox, mode_text
 from ..sessions import Session
 from ..tools.base import ToolContext, ToolRejectedError
-from ..tools.permits import permit_edit, permit_read
 from ..util.fs import atomic_write_text, read_regular_file, special_kind
 from ..wire.types import StatusUpdate, UserInput
 from .approvals import Approvals
@@ -426,6 +424,8 @@ def _strip_quotes(text: str) -> str:
 async def _export(core: SlashHost, args: str) -> TurnResult:
     """`/export [path]`: the transcript as Markdown, asked about as WriteFile's edit of that path
     would be (a protected path always asks); written atomically, 0600: it may hold secrets."""
+    from ..tools.permits import permit_edit  # with the first /export, not at start-up
+
     history = core.context.history
     if not history:
         core.say("No messages to export.")
@@ -529,6 +529,8 @@ def _file_problem(path: Path, st: os.stat_result) -> str | None:
 
 async def _import_file(core: SlashHost, path: Path) -> tuple[str, str, str] | str:
     """The file's content once the user let it be read (asked as ReadFile asks), or why not."""
+    from ..tools.permits import permit_read  # with the first /import, not at start-up
+
     refused = await _refusal(permit_read(core.command_context("/import"), path, what="Import"))
     if refused is not None:
         return f"Not imported: {refused}"
@@ -549,6 +551,8 @@ def _read_import(path: Path) -> tuple[str, str, str] | str:
         return f"Cannot import '{path.name}': it is not UTF-8 text."
     if not content.strip():
         return "The file is empty: nothing to import."
+    from ..permissions.sensitive import sensitive_reason
+
     warning = (
         "Warning: this file may hold secrets (API keys, tokens, credentials); they are now part of the session context."
         if sensitive_reason(path) is not None

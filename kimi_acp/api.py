@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Literal, Union, overload
 
 from .config import Config, LoadedConfig, load_config
-from .core.agent_core import INTERNAL_SIGNALS, AgentCore
+from .core.agent_core import INTERNAL_SIGNALS, AgentCore, FromUser
 from .simple_stream import SimpleEvent, SimpleStream, encode_event_line
 from .wire import jsonrpc as rpc
 from .wire.serde import WireDecodeError, from_envelope, to_envelope
@@ -161,7 +161,7 @@ class Agent:
         queue: asyncio.Queue[Any] = asyncio.Queue()
         unsubscribe = core.stream.subscribe(queue.put_nowait)
         answering: set[asyncio.Task[None]] = set()
-        turn = asyncio.create_task(core.run_turn(user_input))
+        turn = asyncio.create_task(core.run_turn(FromUser(user_input)))  # the program is the user
         turn.add_done_callback(lambda _: queue.put_nowait(_END))
         try:
             while True:

@@ -70,6 +70,7 @@ from .toolset import ToolOutcome, Toolset
 from .turn import (
     INTERNAL_SIGNALS,
     CommandsChanged,
+    FromUser,
     ModeChanged,
     ModelChanged,
     SandboxChanged,
@@ -77,7 +78,7 @@ from .turn import (
     TurnResult,
 )
 
-__all__ = ["AgentCore", "INTERNAL_SIGNALS", "ModeChanged", "TitleChanged", "TurnResult"]
+__all__ = ["AgentCore", "FromUser", "INTERNAL_SIGNALS", "ModeChanged", "TitleChanged", "TurnResult"]
 
 log = logging.getLogger(__name__)
 
@@ -498,8 +499,11 @@ class AgentCore:
 
     # ------------------------------------------------------------------ turn
 
-    async def run_turn(self, user_input: UserInput) -> TurnResult:
-        """Run one turn to its end. Raises AgentError / ChatProviderError when it fails."""
+    async def run_turn(self, prompt: UserInput | FromUser) -> TurnResult:
+        """Run one turn to its end. Raises AgentError / ChatProviderError when it fails.
+
+        Only a prompt the user typed (`FromUser`, what the front ends pass) may be a slash command;
+        any other (a subagent's) goes to the model as text, whatever it starts with."""
         if self._turn is not None:
             raise TurnInProgress()
         self._turn_lock.acquire()  # SessionBusy when another process runs a turn of this session
@@ -510,7 +514,7 @@ class AgentCore:
             self._turn_lock.release()
             raise
         self._turn_state, self._cancel_before_start = "starting", False
-        task = asyncio.create_task(self._turn_body(user_input))
+        task = asyncio.create_task(self._turn_body(prompt))
         self._turn = task
         try:
             result = await task
@@ -527,7 +531,9 @@ class AgentCore:
             raise asyncio.CancelledError()
         return result
 
-    async def _turn_body(self, user_input: UserInput) -> TurnResult:
+    async def _turn_body(self, prompt: UserInput | FromUser) -> TurnResult:
+        typed = isinstance(prompt, FromUser)
+        user_input = prompt.user_input if isinstance(prompt, FromUser) else prompt
         self._turn_state = "running"  # from here on, cancel() cancels this task
         pass_env(self.config.permissions.pass_env)  # what this turn's child processes may keep (util/child_env.py)
         self.approvals.turn_id = uuid.uuid4().hex
@@ -540,7 +546,7 @@ class AgentCore:
             text = user_input_text(user_input)
             if await self._prompt_blocked(text):
                 return TurnResult("finished")
-            slash = parse_slash(text)
+            slash = parse_slash(text) if typed else None  # the user's commands, never the model's
             if slash is not None:
                 outcome = await run_slash_command(self, *slash)
                 if isinstance(outcome, TurnResult):
@@ -677,10 +683,18 @@ class AgentCore:
 
     def tool_context(self, call: ToolCall, tool_name: str) -> ToolContext:
         """Everything one tool call may use (a `StepHost` method, core/step.py)."""
+        return self._context(call.id, tool_name, call.function.arguments or "")
+
+    def command_context(self, command: str) -> ToolContext:
+        """What a slash command the user typed (`/export`, `/import`) asks through: the tools'
+        checks of a path (tools/permits.py), its approval card named after the command."""
+        return self._context(f"{command.lstrip('/')}-{uuid.uuid4().hex[:8]}", command, "")
+
+    def _context(self, call_id: str, tool_name: str, arguments: str) -> ToolContext:
         return ToolContext(
             work_dir=self.work_dir,
             kaos=self.kaos,
-            tool_call_id=call.id,
+            tool_call_id=call_id,
             approver=self.approvals,
             todos=self,
             send_request=self.send_request,
@@ -691,7 +705,7 @@ class AgentCore:
             subagents=self.subagents,
             readable=self.readable_dirs(),
             sandbox=self.sandbox,
-            arguments=call.function.arguments or "",
+            arguments=arguments,
         )
 
     async def send_request(self, request: Request) -> Any:

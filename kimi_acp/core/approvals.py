@@ -31,6 +31,10 @@ from ..util import secrets
 from ..wire.types import ApprovalRequest, ApprovalResponse, DisplayBlock
 
 
+# A subagent works for the model: the user's session (its modes, model, sandbox, directories) is not its to change.
+SUBAGENT_REFUSED = "A subagent cannot change the user's session ({what}): only the user can."
+
+
 class Approvals:
     def __init__(self, session: Session, send: Callable[[Any], None]) -> None:
         self._session = session
@@ -195,7 +199,8 @@ class Approvals:
         self, *, agent_id: str, subagent_type: str, description: str, background: bool, send: Callable[[Any], None]
     ) -> Approvals:
         """The approvals of a subagent: the same session-wide answers, yolo and afk as this (root)
-        one, its requests put on the root's stream through `send` and naming the subagent."""
+        one (which it cannot change), its requests put on the root's stream through `send` and
+        naming the subagent."""
         return _SubagentApprovals(self, agent_id, subagent_type, description, background, send)
 
     @staticmethod
@@ -243,10 +248,10 @@ class _SubagentApprovals(Approvals):
         return self._root.always_ask
 
     def set_yolo(self, on: bool) -> None:
-        self._root.set_yolo(on)
+        raise PermissionDenied(SUBAGENT_REFUSED.format(what="yolo mode"))
 
     def set_afk(self, on: bool) -> None:
-        self._root.set_afk(on)
+        raise PermissionDenied(SUBAGENT_REFUSED.format(what="afk mode"))
 
     def reject_pending(self, *, background: bool = False) -> None:
         """Only this subagent's own requests (the table is shared with the root and its siblings)."""

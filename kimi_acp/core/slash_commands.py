@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import errno
 import os
 import re
-from collections.abc import Sequence
+import stat
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from .. import sessions
 from ..config import ConfigError, ResolvedModel, resolve_model
+from ..errors import PermissionDenied
 from ..llm.types import ChatProvider
 from ..sandbox.policy import MODES
 from ..sandbox.session import SessionSandbox, mode_text
 from ..sessions import Session
+from ..tools.base import ToolContext, ToolRejectedError
+from ..util.fs import atomic_write_text, read_regular_file, special_kind
 from ..wire.types import StatusUpdate, UserInput
 from .approvals import Approvals
 from .compaction import CompactionHost, compact, split_point
@@ -101,6 +106,10 @@ class SlashHost(CompactionHost, Protocol):
     def fresh_system_prompt(self) -> str: ...
 
     def workspace_dirs(self) -> list[Path]: ...
+
+    def command_context(self, command: str) -> ToolContext:
+        """What the command asks through: the tools' path checks, the card named after it."""
+        ...
 
     async def run_nested_turn(self, user_input: UserInput) -> NestedTurn:
         """A turn inside this one (a flow node): TurnBegin, the model's steps, TurnEnd."""
@@ -413,6 +422,10 @@ def _strip_quotes(text: str) -> str:
 
 
 async def _export(core: SlashHost, args: str) -> TurnResult:
+    """`/export [path]`: the transcript as Markdown, asked about as WriteFile's edit of that path
+    would be (a protected path always asks); written atomically, 0600: it may hold secrets."""
+    from ..tools.permits import permit_edit  # with the first /export, not at start-up
+
     history = core.context.history
     if not history:
         core.say("No messages to export.")
@@ -420,14 +433,19 @@ async def _export(core: SlashHost, args: str) -> TurnResult:
     now = datetime.datetime.now().astimezone()
     name = default_export_name(core.session.id, now)
     raw = _strip_quotes(args)
-    output = core.work_dir / Path(raw).expanduser() if raw else core.work_dir / name
+    output = _typed_path(core, raw) if raw else core.work_dir / name
     if output.is_dir():
         output = output / name
+    description = f"Export this session ({len(history)} messages) to `{output}`"
+    refused = await _refusal(permit_edit(core.command_context("/export"), output, description, []))
+    if refused is not None:
+        core.say(f"Not exported: {refused}")
+        return DONE
     text = export_markdown(
         session_id=core.session.id, work_dir=core.work_dir, history=history, token_count=core.context.token_count, now=now
     )
     try:
-        await asyncio.to_thread(_write, output, text)
+        await asyncio.to_thread(atomic_write_text, output, text)
     except OSError as exc:
         core.say(f"Failed to write the export file {output}: {exc.strerror or exc}")
         return DONE
@@ -438,17 +456,23 @@ async def _export(core: SlashHost, args: str) -> TurnResult:
     return DONE
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 async def _import(core: SlashHost, args: str) -> TurnResult:
+    """`/import <file or session id>`: a file is asked about as ReadFile's read of it would be (a
+    file holding credentials always asks); only a regular file is read."""
     target = _strip_quotes(args)
     if not target:
         core.say("Usage: /import <file path or session id>")
         return DONE
-    found = await asyncio.to_thread(_import_source, core, target)
+    path = _typed_path(core, target)
+    try:
+        st = await asyncio.to_thread(_stat, path)
+    except OSError as exc:
+        core.say(f"Failed to read {path}: {exc.strerror or exc}")
+        return DONE
+    if st is None:  # no such file: perhaps a session id
+        found = await asyncio.to_thread(_session_import, core, target)
+    else:
+        found = _file_problem(path, st) or await _import_file(core, path)
     if isinstance(found, str):
         core.say(found)
         return DONE
@@ -463,32 +487,82 @@ async def _import(core: SlashHost, args: str) -> TurnResult:
     return DONE
 
 
-def _import_source(core: SlashHost, target: str) -> tuple[str, str, str] | str:
-    """(content, source description, warning) or the reason it cannot be imported."""
-    path = core.work_dir / Path(target).expanduser()
-    if path.is_dir():
-        return "The path is a directory; give a file to import."
-    if path.is_file():
-        if not is_importable(path):
-            return f"Unsupported file type '{path.suffix}': /import takes text files (.md, .txt, .json, .py, .log, ...)."
-        try:
-            if path.stat().st_size > MAX_IMPORT_BYTES:
-                return f"The file is too large: at most {MAX_IMPORT_BYTES // (1024 * 1024)} MB can be imported."
-            content = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            return f"Cannot import '{path.name}': it is not UTF-8 text."
-        except OSError as exc:
-            return f"Failed to read {path}: {exc.strerror or exc}"
-        if not content.strip():
-            return "The file is empty: nothing to import."
-        from ..permissions.sensitive import sensitive_reason
+def _typed_path(core: SlashHost, typed: str) -> Path:
+    """The path a command's argument names: `~` expanded, relative to the work dir, normalized."""
+    return Path(os.path.normpath(core.work_dir / Path(typed).expanduser()))
 
-        warning = (
-            "Warning: this file may hold secrets (API keys, tokens, credentials); they are now part of the session context."
-            if sensitive_reason(path) is not None
-            else ""
-        )
-        return content, f"file '{path.name}'", warning
+
+async def _refusal(asking: Awaitable[None]) -> str | None:
+    """Why the approval (a tools/permits.py check) did not let the command go on; None when it did."""
+    try:
+        await asking
+    except ToolRejectedError as exc:
+        return f"you declined it{f' ({exc.feedback})' if exc.feedback else ''}."
+    except PermissionDenied as exc:
+        return str(exc)
+    return None
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    """What is at `path` (symlinks followed), None when nothing is; other OSErrors are raised."""
+    try:
+        return path.stat()
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
+            return None
+        raise
+
+
+def _file_problem(path: Path, st: os.stat_result) -> str | None:
+    """Why the file at `path` cannot be imported, None when it can be (once approved)."""
+    if stat.S_ISDIR(st.st_mode):
+        return "The path is a directory; give a file to import."
+    kind = special_kind(st.st_mode)
+    if kind is not None:
+        return f"Cannot import {path}: it is {kind}, not a regular file."
+    if not is_importable(path):
+        return f"Unsupported file type '{path.suffix}': /import takes text files (.md, .txt, .json, .py, .log, ...)."
+    if st.st_size > MAX_IMPORT_BYTES:
+        return f"The file is too large: at most {MAX_IMPORT_BYTES // (1024 * 1024)} MB can be imported."
+    return None
+
+
+async def _import_file(core: SlashHost, path: Path) -> tuple[str, str, str] | str:
+    """The file's content once the user let it be read (asked as ReadFile asks), or why not."""
+    from ..tools.permits import permit_read  # with the first /import, not at start-up
+
+    refused = await _refusal(permit_read(core.command_context("/import"), path, what="Import"))
+    if refused is not None:
+        return f"Not imported: {refused}"
+    return await asyncio.to_thread(_read_import, path)
+
+
+def _read_import(path: Path) -> tuple[str, str, str] | str:
+    """(content, source description, warning) of an approved file, or why it cannot be imported."""
+    try:
+        data = read_regular_file(path, MAX_IMPORT_BYTES + 1)
+    except OSError as exc:
+        return f"Cannot import {path}: {exc.strerror or exc}."
+    if len(data) > MAX_IMPORT_BYTES:
+        return f"The file is too large: at most {MAX_IMPORT_BYTES // (1024 * 1024)} MB can be imported."
+    try:
+        content = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"Cannot import '{path.name}': it is not UTF-8 text."
+    if not content.strip():
+        return "The file is empty: nothing to import."
+    from ..permissions.sensitive import sensitive_reason
+
+    warning = (
+        "Warning: this file may hold secrets (API keys, tokens, credentials); they are now part of the session context."
+        if sensitive_reason(path) is not None
+        else ""
+    )
+    return content, f"file '{path.name}'", warning
+
+
+def _session_import(core: SlashHost, target: str) -> tuple[str, str, str] | str:
+    """(transcript, source description, "") of another session of the user's, or why not."""
     if target == core.session.id:
         return "Cannot import the current session into itself."
     source = sessions.find(core.work_dir, target) or sessions.find_by_id(target)

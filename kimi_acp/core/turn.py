@@ -1,4 +1,4 @@
-"""What a turn ends with, and the internal signals that ride the message stream beside it.
+"""Who a turn comes from, what it ends with, and the internal signals that ride the message stream beside it.
 
 Kept apart from `agent.py` so the modules the turn loop calls (slash commands, compaction) can name
 these without importing the agent itself.
@@ -7,9 +7,22 @@ these without importing the agent itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ..wire.types import UserInput
 
 TurnStatus = Literal["finished", "cancelled", "max_steps_reached"]
+
+
+@dataclass(frozen=True)
+class FromUser:
+    """A prompt the user typed into a front end (Wire `prompt`, ACP `session/prompt`, the web page,
+    the Python API). Only such a turn may run a slash command; any other input (a subagent's
+    prompt, a flow node) is text for the model, whatever it starts with: the model never runs the
+    user's commands (/yolo, /export, /import, ...)."""
+
+    user_input: UserInput
 
 
 @dataclass

@@ -1,4 +1,6 @@
-"""Running a subagent: a child AgentCore of the root session, its stream forwarded to the root's.
+"""Running a subagent: a child core of the root session (`child.SubagentCore`: its prompts are the
+model's text, never slash commands, and it cannot change the user's session), its stream
+forwarded to the root's.
 
 The child has its own context and wire file (`<session dir>/subagents/<agent_id>/`), its type's
 tools and prompt, the root's model (or the one asked for), workspace, hooks and approvals. Its
@@ -31,6 +33,7 @@ from ..tools.tasks import task_display
 from ..wire.file import MessageMerger
 from ..wire.serde import to_envelope
 from ..wire.types import ApprovalResponse, Request, SubagentEvent, ToolReturnValue, WireEnvelope
+from .child import SubagentCore
 from .kinds import SubagentKind
 from .store import InstanceRecord, SubagentStore, new_agent_id
 
@@ -162,11 +165,11 @@ class SubagentRunner:
             self._set_status(record, status)
         return format_result(record, run, final)
 
-    def _build_child(self, run: _Run, forward: _Forwarder, background: bool) -> AgentCore:
+    def _build_child(self, run: _Run, forward: _Forwarder, background: bool) -> SubagentCore:
         root = self.root
         spec = run.kind.spec()
         tools = setup(spec).tools
-        child = AgentCore.open(
+        child = SubagentCore.open(
             session=child_session(root.session, run.record.agent_id),
             loaded_config=root.loaded_config,
             kaos=root.kaos,
@@ -187,7 +190,7 @@ class SubagentRunner:
         return child
 
     @staticmethod
-    async def _turn(child: AgentCore, prompt: str, phase: str) -> str:
+    async def _turn(child: SubagentCore, prompt: str, phase: str) -> str:
         try:
             result = await child.run_turn(prompt)
         except APIStatusError as exc:

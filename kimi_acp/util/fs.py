@@ -1,5 +1,6 @@
 """Small file helpers shared by the session store and config writing: atomic replace, path canon,
-and the private modes of what the agent keeps for itself (docs/configuration.md, "Where things live").
+reading a regular file only (never a FIFO or a device), and the private modes of what the agent
+keeps for itself (docs/configuration.md, "Where things live").
 
 Everything under the share dir holds conversations or keys, so the directories the agent creates
 there are 0700 (`private_dir`), the files 0600 (`open_private`, `atomic_write_text`), and a share
@@ -7,6 +8,7 @@ dir found open to other users is closed once (`private_share_dir`)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -287,3 +289,48 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+# --------------------------------------------------------------------------- reading a regular file
+
+_SPECIAL_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def special_kind(mode: int) -> str | None:
+    """What a file of this `st_mode` is when it is not a regular file ("a FIFO (named pipe)", ...);
+    None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _SPECIAL_KINDS if test(mode)), "not a regular file")
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of the regular file `path`.
+
+    Opened without blocking and checked once open (fstat), so a FIFO, a device or a socket found
+    there, even one swapped in after an earlier check, is an OSError that says what it is, never a
+    read that waits for a writer. Call it off the event loop."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        kind = special_kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise OSError(errno.EINVAL, f"it is {kind}, not a regular file", str(path))
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        remaining = limit
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.processes import process_alive, sleep_marker, wait_until
@@ -80,6 +82,35 @@ async def test_cancel_stops_the_subagent(share, project):
         updates = agent.recorder.updates(session.session_id)
         ended = {u["toolCallId"]: u["status"] for u in of_kind(updates, "tool_call_update") if u.get("status") in ("completed", "failed")}
         assert ended and set(ended.values()) == {"failed"}
+
+
+@pytest.mark.processes  # a security guarantee (issue #30): checked on a real `kimi acp`
+async def test_a_subagents_yolo_prompt_changes_no_mode(share, project):
+    write_config(share, [
+        agent_call("sub", prompt="/yolo"),
+        f"text: {REPORT}",
+        tool_call("s1", "Shell", {"command": "touch pwned"}),
+        "text: stopped",
+    ])
+    async with serve_acp(acp_env(share)) as agent:
+        agent.client.permission_policy = lambda request: "reject"
+        await agent.initialize()
+        session = await agent.new_session(project)
+        assert session.modes.current_mode_id == "default"
+        response = await agent.prompt(session.session_id, "go")
+        assert response.stop_reason == "end_turn"
+        updates = agent.recorder.updates(session.session_id)
+        assert of_kind(updates, "current_mode_update") == [] and of_kind(updates, "config_option_update") == []
+        # the subagent's model got "/yolo" as text and answered; the root's next command still asked
+        cards = {u["toolCallId"]: u for u in of_kind(updates, "tool_call")}
+        (parent_id,) = [i for i, c in cards.items() if c["title"] == "Agent: look around"]
+        final = [u for u in of_kind(updates, "tool_call_update") if u["toolCallId"] == parent_id and u.get("status") == "completed"]
+        assert final and REPORT in json.dumps(final[-1]["content"])
+        (permission,) = agent.client.permission_requests
+        assert permission["tool_call"].title == "Shell: touch pwned"
+        assert not (project / "pwned").exists()
+    (state,) = [p for p in (share / "sessions").rglob("state.json") if "subagents" not in p.parts]
+    assert json.loads(state.read_text())["approval"]["yolo"] is False
 
 
 # --------------------------------------------------------------------------- background subagents between prompts

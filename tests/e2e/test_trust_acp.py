@@ -120,3 +120,23 @@ async def test_the_always_allow_option_names_an_exact_command_and_is_missing_for
         assert second["tool_call"].title == "Shell: rm -rf build src"
         assert option_names(third) == ["Approve once", "Reject"]  # bash -c runs whatever it is told
     assert not (project / "build").exists()
+
+
+async def test_the_users_import_of_a_key_asks_in_the_ide_with_the_warning(share: Path, project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nkeybody-acp-7c1e\n")
+    write_config(share, [], default_yolo=True)  # yolo covers everything else: not this
+    async with serve_acp({**acp_env(share), "HOME": str(home)}) as agent:
+        agent.client.permission_policy = lambda request: "reject"
+        await agent.initialize()
+        session = await agent.new_session(project)
+        response = await agent.prompt(session.session_id, "/import ~/.ssh/id_ed25519")
+        assert response.stop_reason == "end_turn"
+        (asked,) = agent.client.permission_requests
+        assert asked["tool_call"].title == f"Import `{home / '.ssh' / 'id_ed25519'}`"
+        assert option_names(asked) == ["Approve once", "Reject"]
+        warning = asked["tool_call"].content[0].content.text
+        assert warning.startswith("**Warning:**") and "holds credentials" in warning
+        updates = agent.recorder.updates(session.session_id)
+        assert "Not imported: you declined it." in str(updates) and "keybody-acp-7c1e" not in str(agent.recorder.incoming)

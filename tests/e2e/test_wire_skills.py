@@ -410,14 +410,19 @@ async def test_export_writes_the_session_as_markdown(start_wire, work_dir, home)
     _, seen = await wire.call("prompt", {"user_input": "/export"})
     assert text_of(seen) == "No messages to export."
     await wire.call("prompt", {"user_input": "what is in here?"})
-    _, seen = await wire.call("prompt", {"user_input": "/export out/session.md"})
+    _, seen, asked = await wire.call_approving("prompt", {"user_input": "/export out/session.md"})
     exported = work_dir / "out" / "session.md"
+    # an edit in the workspace, asked about as WriteFile's would be
+    assert [(a["sender"], a["action"], a["description"]) for a in asked] == [
+        ("/export", "edit file", f"Export this session (4 messages) to `{exported}`")
+    ]
     assert text_of(seen).startswith(f"Exported 4 messages to {exported}")
     text = exported.read_text()
     assert "# Kimi Session Export" in text and "### User\n\nwhat is in here?" in text
     assert "#### Tool Call: Glob (`*`)" in text and "Nothing here." in text
-    _, seen = await wire.call("prompt", {"user_input": "/export"})
-    assert len(list(work_dir.glob("kimi-export-*.md"))) == 1
+    assert exported.stat().st_mode & 0o777 == 0o600  # a transcript may hold secrets
+    _, seen, asked = await wire.call_approving("prompt", {"user_input": "/export"})
+    assert len(asked) == 1 and len(list(work_dir.glob("kimi-export-*.md"))) == 1
 
 
 async def test_import_a_file_and_another_session(start_wire, tmp_path, share_dir, work_dir, home):

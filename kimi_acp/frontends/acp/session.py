@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from acp import RequestError
 from acp.schema import PermissionOption, ToolCallUpdate
 
-from ...core.agent_core import AgentCore, ModeChanged, TitleChanged
+from ...core.agent_core import AgentCore, FromUser, ModeChanged, TitleChanged
 from ...core.errors import LLMNotSet, LLMNotSupported, SessionBusy, SessionDeleted
 from ...core.slash import acp_entries
 from ...core.turn import CommandsChanged, ModelChanged, SandboxChanged
@@ -270,7 +270,7 @@ class AcpSession:
             self._mapper.begin_turn(show_prompt)
             self._live = True
             try:
-                result = await self.core.run_turn(user_input)
+                result = await self.core.run_turn(FromUser(user_input))
             except Exception as exc:
                 raise self._prompt_error(exc) from None
             finally:

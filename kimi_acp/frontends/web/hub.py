@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import sessions
 from ...config import LoadedConfig
-from ...core.agent_core import INTERNAL_SIGNALS, AgentCore, ModeChanged, TitleChanged
+from ...core.agent_core import INTERNAL_SIGNALS, AgentCore, FromUser, ModeChanged, TitleChanged
 from ...core.errors import NoTurnInProgress
 from ...core.toolset import CANCELLED_MESSAGE
 from ...errors import SessionError
@@ -254,7 +254,7 @@ class Driver:
 
     async def _run(self, text: str) -> None:
         try:
-            await self.core.run_turn(text)
+            await self.core.run_turn(FromUser(text))
             sessions.set_last_session_id(self.core.work_dir, self.core.session.id)
             task = asyncio.create_task(self.core.generate_title())  # the model names the session: Status
             TITLE_TASKS.add(task)

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ...core.agent_core import INTERNAL_SIGNALS, AgentCore
+from ...core.agent_core import INTERNAL_SIGNALS, AgentCore, FromUser
 from ...core.errors import LLMNotSet, LLMNotSupported, NoTurnInProgress, SessionBusy, TurnInProgress
 from ...errors import SessionError, SignInRequired
 from ...hooks import attach as attach_hooks
@@ -292,7 +292,7 @@ class WireServer:
         if self.core.busy or self._replay is not None:
             raise rpc.JsonRpcError(rpc.INVALID_STATE, str(TurnInProgress()))
         try:
-            result = await self.core.run_turn(params.user_input)
+            result = await self.core.run_turn(FromUser(params.user_input))
         except (TurnInProgress, SessionBusy) as exc:  # SessionBusy: another process runs a turn of it
             raise rpc.JsonRpcError(rpc.INVALID_STATE, str(exc)) from None
         except LLMNotSet as exc:

@@ -56,8 +56,9 @@ class Confinement:
 
     @property
     def guards_credentials(self) -> bool:
-        """Whether it hides the credential files and keeps `.git/hooks` and `.git/config`
-        read-only: bubblewrap and Seatbelt do; Landlock only allows, so it does neither."""
+        """Whether it hides the credential files and keeps git's metadata (each repository's
+        `.git`) read-only: bubblewrap and Seatbelt do; Landlock only allows, so it does neither,
+        and a command naming such a path asks (permissions/command_paths.py)."""
         return self.name != "landlock"
 
     def wrap(self, argv: Sequence[str], cwd: Path) -> list[str]:
@@ -238,7 +239,10 @@ def sandbox_summary(confinement: Confinement) -> str:
         parts.append("/tmp is private to the session")
     if confinement.name != "landlock":
         parts.append("credentials and the agent's own files ($KIMI_SHARE_DIR) are hidden")
-        parts.append(".git/hooks and .git/config are read-only")
+        parts.append(
+            "each repository's .git is read-only, so git commands that change it (add, commit, checkout, "
+            "init, config) must run outside the sandbox"
+        )
     if not policy.network:
         parts.append("there is no network (not even the host's localhost)")
     return "; ".join(parts) + "."

@@ -35,9 +35,11 @@ from .policy import MODE_TEXT, MODES, Mode, SandboxPolicy, build_policy
 log = logging.getLogger(__name__)
 
 OUTSIDE_PARAMETER = "outside_sandbox"
-# What a command's output says when the sandbox refused it something.
+# What a command's output says when the sandbox refused it something (a mount point of the sandbox,
+# such as a repository's `.git`, cannot be renamed or removed: "device or resource busy").
 _REFUSALS = re.compile(
-    r"read-only file system|permission denied|operation not permitted|network is unreachable|"
+    r"read-only file system|permission denied|operation not permitted|device or resource busy|"
+    r"network is unreachable|"
     r"could not resolve host|temporary failure in name resolution|name or service not known|"
     r"no address associated with hostname|connection refused|failed to connect|couldn't connect|"
     r"no route to host|nodename nor servname|getaddrinfo",

@@ -123,7 +123,8 @@ def git_metadata(root: Path) -> list[Path]:
     """What decides what git runs in the work tree at `root`: its `.git` (a directory, or a file
     naming the git dir elsewhere, as in a linked worktree or a submodule), that git dir and its
     common dir (where `config` and `hooks/` are read), and the same for each submodule checked out
-    (`git status` runs git in each). Absolute paths as found; the caller keeps those it must."""
+    (`git status` runs git in each). Only what exists (bwrap cannot bind what is not there; a `.git`
+    file naming a removed worktree is no repository to git either); the caller keeps what it must."""
     found: list[Path] = []
     for tree in (root, *_submodules(root)):
         dot = tree / ".git"
@@ -137,7 +138,7 @@ def git_metadata(root: Path) -> list[Path]:
         common = _read_path(git_dir / "commondir", git_dir)
         if common is not None:
             found.append(common)
-    return list(dict.fromkeys(found))
+    return [path for path in dict.fromkeys(found) if path.exists()]
 
 
 def _points_to(dot_git_file: Path) -> Path | None:

@@ -5,6 +5,7 @@ the note a refused command gets; which mode a session is in."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,8 @@ def test_a_git_dir_elsewhere_its_commondir_and_the_submodules_are_kept(home: Pat
     policy = policy_for(work, tmp_path)
     assert policy.read_only == (work / ".git", data, common, work / "vendor" / "lib" / ".git")
     assert not policy.writes_to(work / "vendor" / "lib" / ".git") and policy.writes_to(work / "vendor" / "x")
+    shutil.rmtree(common)  # a `commondir` naming what is gone: nothing to bind (bwrap would fail)
+    assert policy_for(work, tmp_path).read_only == (work / ".git", data, work / "vendor" / "lib" / ".git")
 
 
 def test_bubblewrap_binds_in_an_order_that_keeps_the_denials_last(

@@ -2,10 +2,12 @@
 
 A write to the agent's own config can add a `[[hooks]]` command or `default_yolo = true`; a line
 in `~/.bashrc` runs in every new shell, a systemd user unit or an editor's start-up file later by
-itself; `.git/hooks/` and `.git/config` (`core.fsmonitor`, filters) run code at the next git
-command; `~/.ssh/authorized_keys` lets someone in. So a write there is never covered by "approve
-for this session", an allow rule or yolo, and is refused under `--afk`. Decided on the path as
-typed and on where it really leads.
+itself; whatever is in a `.git` decides what the next git command runs (`config`'s
+`core.fsmonitor` and filters, `hooks/`, a `commondir` or a `.git` file sending git to a `config`
+elsewhere), so all of git's metadata is protected: `.git` itself and anything inside one;
+`~/.ssh/authorized_keys` lets someone in. So a write there is never covered by "approve for this
+session", an allow rule or yolo, and is refused under `--afk`. Decided on the path as typed and on
+where it really leads.
 """
 
 from __future__ import annotations
@@ -58,10 +60,15 @@ def _reason(path: Path) -> str | None:
             return "SSH keys and who may log in"
         if text == ".gitconfig" or text.startswith(".config/git/"):
             return "your git configuration: it can run programs at every git command"
-    parts = path.parts
-    for index, part in enumerate(parts[:-1]):
-        if part == ".git" and parts[index + 1] == "hooks":
+    parts = tuple(part.lower() for part in path.parts)  # `.GIT` is `.git` on a case-insensitive disk
+    if ".git" in parts:
+        inside = parts[parts.index(".git") + 1 :]
+        if inside[:1] == ("hooks",):
             return "a git hook: it runs at the next git command"
-    if len(parts) >= 2 and parts[-2] == ".git" and parts[-1] == "config":
-        return "a repository's git configuration: it can run programs at every git command"
+        if inside == ("config",):
+            return "a repository's git configuration: it can run programs at every git command"
+        return (
+            "git's metadata of a repository: what is there (its config, hooks, a `commondir` or a "
+            "`.git` file pointing elsewhere) decides what programs the next git command runs"
+        )
     return None

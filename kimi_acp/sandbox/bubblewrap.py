@@ -2,11 +2,15 @@
 
 The whole file system read-only (`--ro-bind / /`), a fresh `/dev` and `/proc`, the session's temp
 dir at `/tmp`, each writable dir bound read-write; then the hidden dirs covered by an empty read-only
-tmpfs and the hidden files by `/dev/null`; then `.git/hooks` and `.git/config` bound read-only over
-their writable selves. `--unshare-net` leaves the command a network namespace with nothing but its
-own loopback; `--unshare-pid` makes bwrap's child pid 1 of a pid namespace and `--die-with-parent`
-kills it with bwrap, so killing bwrap's process group (cancel, timeout) kills the whole tree;
-`--new-session` keeps the command off the caller's terminal (no TIOCSTI injection).
+tmpfs and the hidden files by `/dev/null`; then git's metadata (each repository's `.git`, the git
+dir a `.git` file points to) bound read-only onto itself. A mount point of its own, a `.git` can be
+neither changed nor renamed, moved or replaced (rename(2) of a mount point fails with EBUSY), so
+nothing can be planted in it: no `commondir`, no `config.worktree`, no hook. A writable dir without
+a `.git` gets an empty read-only one to mount on (git takes an empty `.git` for no repository;
+bwrap leaves the empty directory behind). `--unshare-net` leaves the command a network namespace
+with nothing but its own loopback; `--unshare-pid` makes bwrap's child pid 1 of a pid namespace
+and `--die-with-parent` kills it with bwrap, so killing bwrap's process group (cancel, timeout)
+kills the whole tree; `--new-session` keeps the command off the caller's terminal (no TIOCSTI injection).
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ def bwrap_argv(program: str, policy: SandboxPolicy, argv: Sequence[str], cwd: Pa
             args += ["--ro-bind", "/dev/null", str(path)]
     for path in policy.read_only:
         args += ["--ro-bind", str(path), str(path)]
-    for path in policy.missing_hooks:  # bwrap creates the (empty) directory to mount on: git's usual state
+    for path in policy.missing_git:  # bwrap makes the (empty) directory to mount on
         args += ["--tmpfs", str(path), "--remount-ro", str(path)]
     if not policy.network:
         args.append("--unshare-net")

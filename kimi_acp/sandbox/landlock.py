@@ -6,8 +6,8 @@ cannot do, and bubblewrap does (docs/security.md):
 
 - **hide** anything: it allows, it never denies, so the credential files and the share dir stay
   readable (the Shell output is still redacted of every secret the agent knows);
-- keep **`.git/hooks` and `.git/config`** read-only inside a writable dir: an allowed directory's
-  whole tree is allowed;
+- keep **git's metadata** (`.git`) read-only inside a writable dir: an allowed directory's whole
+  tree is allowed (a command naming a path in `.git` asks instead: permissions/protected.py);
 - give the command a **private `/tmp`**: its `TMPDIR` is the session's temp dir, but `/tmp` itself
   is read-only;
 - refuse **UDP** (DNS) or **Unix sockets**: only TCP connect and bind are refused.

@@ -9,8 +9,15 @@
   tokens, `~/.netrc`, …), a `--config-file` elsewhere, and the sockets of services that would act
   outside the sandbox for whoever connects (container daemons, the D-Bus buses, the user's runtime
   dir with its agents).
-- **Read-only inside writable dirs**: each one's `.git/hooks` and `.git/config` (and those of the
-  repository a `.git` file points to), which would run code at the user's next git command.
+- **Read-only inside writable dirs**: git's metadata of each repository of the workspace: its `.git`
+  (a directory or a `.git` file), the git dir a `.git` file points to and that one's common dir,
+  and the `.git` files of its submodules. What is there decides what git runs (`config`'s
+  `core.fsmonitor`, `hooks/`, a planted `commondir` that sends git to another `config`), so none
+  of it may change, nor may `.git` be renamed or replaced. A writable dir without a `.git` may
+  not get one either (a planted repository would be the user's next `git status` there). A
+  mount-based sandbox cannot keep git's own writes (the index, refs) apart from a planted
+  `commondir` in the same directory, so git commands that change the repository (add, commit,
+  init) fail inside and run outside, with a question (docs/security.md).
 - **Network**: none unless `[sandbox] allow_network = true` (bubblewrap: a network namespace of its
   own, so not even the host's loopback).
 """
@@ -18,6 +25,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -49,10 +57,8 @@ class SandboxPolicy:
     hidden_dirs: tuple[Path, ...]
     hidden_files: tuple[Path, ...]  # files and sockets
     readable_again: tuple[Path, ...]  # inside hidden dirs, left readable (the share dir's skills/ and plans/)
-    read_only: tuple[Path, ...]  # inside writable dirs, kept read-only (.git/hooks, .git/config)
-    missing_hooks: tuple[
-        Path, ...
-    ]  # `.git/hooks` dirs that do not exist: kept from being created where possible
+    read_only: tuple[Path, ...]  # inside writable dirs, kept read-only: git's metadata (files and dirs)
+    missing_git: tuple[Path, ...]  # `.git` of a writable workspace dir that has none: not to be made
     network: bool
 
     def hides(self, path: Path) -> bool:
@@ -67,7 +73,7 @@ class SandboxPolicy:
         real = Path(os.path.realpath(path))
         if any(
             within(real, p)
-            for p in (*self.read_only, *self.missing_hooks, *self.hidden_dirs, *self.hidden_files)
+            for p in (*self.read_only, *self.missing_git, *self.hidden_dirs, *self.hidden_files)
         ):
             return False
         return any(within(real, root) for root in (*self.writable, self.temp_dir))
@@ -89,16 +95,16 @@ def build_policy(
     if os.path.isdir(runtime):
         hidden_dirs.append(Path(runtime))
     hidden_files += [Path(s) for s in SERVICE_SOCKETS if Path(s).is_socket()]
-    read_only: list[Path] = []
+    metadata: list[Path] = []
     missing: list[Path] = []
     for root in writable:
-        for git_dir in _git_dirs(root):
-            if not any(within(git_dir, w) for w in writable):
-                continue  # outside the workspace: read-only anyway
-            hooks, config = git_dir / "hooks", git_dir / "config"
-            (read_only if hooks.is_dir() else missing).append(hooks)
-            if config.is_file():
-                read_only.append(config)
+        if not os.path.lexists(root / ".git"):
+            missing.append(root / ".git")
+            continue
+        # outside the writable dirs, read-only anyway
+        metadata += [path for path in git_metadata(root) if any(within(path, w) for w in writable)]
+    metadata = list(dict.fromkeys(metadata))
+    read_only = [path for path in metadata if not any(path != top and within(path, top) for top in metadata)]
     return SandboxPolicy(
         mode=mode,
         workspace=tuple(workspace),
@@ -108,33 +114,72 @@ def build_policy(
         hidden_files=_unique_real(hidden_files),
         readable_again=_unique_real(readable_again),
         read_only=_unique_real(read_only),
-        missing_hooks=_unique_real(missing),
+        missing_git=_unique_real(missing),
         network=allow_network,
     )
 
 
-def _git_dirs(root: Path) -> list[Path]:
-    """The git directories of a work tree at `root`: `.git`, or the one a `.git` file points to
-    (a linked worktree, a submodule) and its common dir."""
-    dot = root / ".git"
-    if dot.is_dir():
-        return [dot]
-    if not dot.is_file():
-        return []
+def git_metadata(root: Path) -> list[Path]:
+    """What decides what git runs in the work tree at `root`: its `.git` (a directory, or a file
+    naming the git dir elsewhere, as in a linked worktree or a submodule), that git dir and its
+    common dir (where `config` and `hooks/` are read), and the same for each submodule checked out
+    (`git status` runs git in each). Only what exists (bwrap cannot bind what is not there; a `.git`
+    file naming a removed worktree is no repository to git either); the caller keeps what it must."""
+    found: list[Path] = []
+    for tree in (root, *_submodules(root)):
+        dot = tree / ".git"
+        if not os.path.lexists(dot):
+            continue
+        found.append(dot)
+        git_dir = _points_to(dot) if dot.is_file() else dot
+        if git_dir is None:
+            continue
+        found.append(git_dir)
+        common = _read_path(git_dir / "commondir", git_dir)
+        if common is not None:
+            found.append(common)
+    return [path for path in dict.fromkeys(found) if path.exists()]
+
+
+def _points_to(dot_git_file: Path) -> Path | None:
+    """The git dir a `.git` file names (`gitdir: PATH`, relative to the file's directory)."""
     try:
-        text = dot.read_text(encoding="utf-8", errors="replace").strip()
+        text = dot_git_file.read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
-        return []
+        return None
     if not text.startswith("gitdir:"):
-        return []
-    git_dir = Path(os.path.realpath(root / text[len("gitdir:") :].strip()))
-    found = [git_dir] if git_dir.is_dir() else []
+        return None
+    return Path(os.path.realpath(dot_git_file.parent / text[len("gitdir:") :].strip()))
+
+
+def _read_path(file: Path, base: Path) -> Path | None:
+    """The path a one-line file of git's holds (`commondir`), relative to `base`; None without one."""
     try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-        found.append(Path(os.path.realpath(git_dir / common)))
+        text = file.read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
-        pass
-    return found
+        return None
+    return Path(os.path.realpath(base / text)) if text else None
+
+
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
+MAX_SUBMODULES = 256  # a larger `.gitmodules` is judged by its first entries
+
+
+def _submodules(root: Path) -> list[Path]:
+    """The work trees of the submodules `.gitmodules` lists (inside `root`)."""
+    try:
+        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    trees = []
+    for match in _SUBMODULE_PATH.finditer(text):
+        value = match.group(1).strip().strip('"')
+        tree = Path(os.path.normpath(root / value))
+        if value and within(tree, root) and tree != root:
+            trees.append(tree)
+        if len(trees) == MAX_SUBMODULES:
+            break
+    return trees
 
 
 def _unique_real(paths: list[Path]) -> tuple[Path, ...]:

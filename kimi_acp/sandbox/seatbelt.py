@@ -2,11 +2,13 @@
 
 Closed by default; reading allowed everywhere but the hidden paths (the share dir's `skills/` and
 `plans/` readable again); writing allowed beneath the writable dirs, the temp dir and the terminal
-and null devices, never to `.git/hooks` or `.git/config`; processes may start and signal each other
-inside the sandbox only; no network unless allowed (Unix sockets included: a container daemon's
-socket is not reachable). The last matching rule wins, so the denials follow the allowances they
-narrow. `sandbox-exec` is deprecated by Apple but still what Codex and Claude Code use; the profile
-is tested for its text here (it cannot run on Linux).
+and null devices, never to git's metadata (each writable dir's `.git`, there or not, in any case
+on a case-insensitive disk, and the git dirs a `.git` file points to: Seatbelt decides on paths,
+so a `.git` that is not there cannot be made, nor one renamed); processes may start and signal
+each other inside the sandbox only; no network unless allowed (Unix sockets included: a container
+daemon's socket is not reachable). The last matching rule wins, so the denials follow the
+allowances they narrow. `sandbox-exec` is deprecated by Apple but still what Codex and Claude
+Code use; the profile is tested for its text here (it cannot run on Linux).
 """
 
 from __future__ import annotations
@@ -29,6 +31,16 @@ MACH_SERVICES = (
 def quote(path: Path | str) -> str:
     """A Seatbelt string literal."""
     return '"' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_REGEX_SPECIAL = frozenset('\\.^$*+?()[]{}|"')
+
+
+def dot_git_regex(root: Path) -> str:
+    """A Seatbelt regex of `root/.git` and everything beneath it, `.git` in any case (APFS is
+    case-insensitive by default: a `.GIT` made there is the `.git` git opens)."""
+    escaped = "".join("\\" + c if c in _REGEX_SPECIAL else c for c in str(root).rstrip("/"))
+    return '#"^' + escaped + '/\\.[Gg][Ii][Tt](/|$)"'
 
 
 def profile(policy: SandboxPolicy) -> str:
@@ -62,7 +74,8 @@ def profile(policy: SandboxPolicy) -> str:
     ]
     lines.append("(allow file-write* " + " ".join(writable + devices) + ")")
     lines.append('(allow file-ioctl (literal "/dev/tty") (regex #"^/dev/ttys[0-9]+$"))')
-    kept = [f"(subpath {quote(p)})" for p in (*policy.read_only, *policy.missing_hooks)]
+    kept = [f"(regex {dot_git_regex(root)})" for root in policy.writable]
+    kept += [f"(subpath {quote(p)})" for p in (*policy.read_only, *policy.missing_git)]
     if kept:
         lines.append("(deny file-write* " + " ".join(kept) + ")")
     if policy.network:

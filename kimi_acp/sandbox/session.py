@@ -35,9 +35,11 @@ from .policy import MODE_TEXT, MODES, Mode, SandboxPolicy, build_policy
 log = logging.getLogger(__name__)
 
 OUTSIDE_PARAMETER = "outside_sandbox"
-# What a command's output says when the sandbox refused it something.
+# What a command's output says when the sandbox refused it something (a mount point of the sandbox,
+# such as a repository's `.git`, cannot be renamed or removed: "device or resource busy").
 _REFUSALS = re.compile(
-    r"read-only file system|permission denied|operation not permitted|network is unreachable|"
+    r"read-only file system|permission denied|operation not permitted|device or resource busy|"
+    r"network is unreachable|"
     r"could not resolve host|temporary failure in name resolution|name or service not known|"
     r"no address associated with hostname|connection refused|failed to connect|couldn't connect|"
     r"no route to host|nodename nor servname|getaddrinfo",
@@ -56,8 +58,9 @@ class Confinement:
 
     @property
     def guards_credentials(self) -> bool:
-        """Whether it hides the credential files and keeps `.git/hooks` and `.git/config`
-        read-only: bubblewrap and Seatbelt do; Landlock only allows, so it does neither."""
+        """Whether it hides the credential files and keeps git's metadata (each repository's
+        `.git`) read-only: bubblewrap and Seatbelt do; Landlock only allows, so it does neither,
+        and a command naming such a path asks (permissions/command_paths.py)."""
         return self.name != "landlock"
 
     def wrap(self, argv: Sequence[str], cwd: Path) -> list[str]:
@@ -238,7 +241,10 @@ def sandbox_summary(confinement: Confinement) -> str:
         parts.append("/tmp is private to the session")
     if confinement.name != "landlock":
         parts.append("credentials and the agent's own files ($KIMI_SHARE_DIR) are hidden")
-        parts.append(".git/hooks and .git/config are read-only")
+        parts.append(
+            "each repository's .git is read-only, so git commands that change it (add, commit, checkout, "
+            "init, config) must run outside the sandbox"
+        )
     if not policy.network:
         parts.append("there is no network (not even the host's localhost)")
     return "; ".join(parts) + "."

@@ -164,7 +164,7 @@ class ToolContext:
         points out of it is outside, and a project reached through a symlink is still inside.
         """
         real = real_path(path)
-        return any(_is_within(real, real_path(root)) for root in (self.work_dir, *self.additional_dirs))
+        return any(is_within(real, real_path(root)) for root in (self.work_dir, *self.additional_dirs))
 
     def may_read(self, path: Path) -> bool:
         """Whether reading `path` needs no approval: inside the workspace, a skill directory, the
@@ -172,7 +172,7 @@ class ToolContext:
         if self.in_workspace(path):
             return True
         real = real_path(path)
-        return any(_is_within(real, real_path(root)) for root in (*self.readable, Path(tempfile.gettempdir())))
+        return any(is_within(real, real_path(root)) for root in (*self.readable, Path(tempfile.gettempdir())))
 
     async def approve(
         self,
@@ -244,7 +244,7 @@ def _normpath(p: Path) -> str:
     return os.path.normpath(str(p))
 
 
-def _is_within(path: Path, root: Path) -> bool:
+def is_within(path: Path, root: Path) -> bool:
     try:
         Path(_normpath(path)).relative_to(_normpath(root))
         return True

@@ -1,17 +1,24 @@
-"""Glob: find paths by pattern inside the workspace (local filesystem)."""
+"""Glob: find paths by pattern inside the workspace (local filesystem).
+
+A match is decided on its real path, as ReadFile and Grep decide: one that holds credentials or
+the agent's own files (a `vendor -> ~/.kimi` link would list every session) or that leads out
+of the workspace through a symbolic link is left out, and the model is told how many and why.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import Field
 
 from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, tool_error, tool_ok
-from .permits import permit_read
+from .permits import holds_credentials, leads_outside, permit_read
 
 logger = logging.getLogger(__name__)
 
@@ -35,10 +42,12 @@ class Glob(Tool[GlobParams]):
     description = (
         "Find files and directories whose path matches a glob pattern (`*` and `?` within one path "
         "component, `[abc]` character sets, `**` for any number of directories), relative to `directory` "
-        "(absolute; default: the working directory; outside the workspace the user is asked). Returns matching paths "
-        f"relative to `directory`, sorted, at most {MAX_MATCHES}; `.git` is skipped and hidden files are "
-        "included. Patterns starting with `**` are rejected because they walk the whole tree: anchor them "
-        "in a subdirectory (e.g. `src/**/*.py`) or use Grep with `glob`/`type` to search everything."
+        "(absolute; default: the working directory; outside the workspace the user is asked). Returns "
+        f"matching paths relative to `directory`, sorted, at most {MAX_MATCHES}; `.git` is skipped and "
+        "hidden files are included; matches holding credentials or leading out of the workspace through a "
+        "symbolic link are left out (the result says how many). Patterns starting with `**` are rejected "
+        "because they walk the whole tree: anchor them in a subdirectory (e.g. `src/**/*.py`) or use Grep "
+        "with `glob`/`type` to search everything."
     )
     params = GlobParams
 
@@ -63,33 +72,66 @@ class Glob(Tool[GlobParams]):
                 f"contents. Top-level entries of `{directory}`:\n{listing}",
                 brief="Pattern starts with **",
             )
+
+        def left_out(path: Path) -> str | None:
+            if holds_credentials(path, directory):
+                return CREDENTIALS
+            return OUTSIDE if leads_outside(ctx, path, directory) else None
+
         try:
-            matches, capped = await asyncio.to_thread(_glob, directory, pattern, params.include_dirs)
+            found = await asyncio.to_thread(_glob, directory, pattern, params.include_dirs, left_out)
         except (ValueError, NotImplementedError, OSError) as exc:
             return tool_error(f"Invalid glob pattern `{pattern}`: {exc}.")
+        matches = found.matches
+        suffix = "".join(f" {count} {LEFT_OUT[why]}" for why, count in sorted(found.left_out.items()))
         if not matches:
-            return tool_ok("", message=f"No matches found for pattern `{pattern}`.", brief="No matches")
+            message = f"No matches found for pattern `{pattern}`.{suffix}"
+            return tool_ok("", message=message, brief="No matches")
         message = f"Found {len(matches)} matches for pattern `{pattern}`."
-        if capped:
+        if found.capped:
             message = (
                 f"Only the first {MAX_MATCHES} matches are shown for pattern `{pattern}`; there are more. "
                 "Use a more specific pattern or directory."
             )
-        return tool_ok("\n".join(matches), message=message, brief=f"{len(matches)} matches")
+        return tool_ok("\n".join(matches), message=message + suffix, brief=f"{len(matches)} matches")
 
 
-def _glob(directory: Path, pattern: str, include_dirs: bool) -> tuple[list[str], bool]:
-    found: list[str] = []
+CREDENTIALS, OUTSIDE = "credentials", "outside"
+LEFT_OUT = {
+    CREDENTIALS: "match(es) holding credentials or the agent's own files ($KIMI_SHARE_DIR) were left out "
+    "(not even their names are listed).",
+    OUTSIDE: "match(es) leading out of the workspace through a symbolic link were left out; ReadFile, or "
+    "Glob with the linked directory as `directory`, asks the user first.",
+}
+
+
+@dataclass
+class _Found:
+    matches: list[str] = field(default_factory=list)
+    capped: bool = False
+    left_out: dict[str, int] = field(default_factory=dict)  # why -> how many
+
+
+def _glob(
+    directory: Path, pattern: str, include_dirs: bool, left_out: Callable[[Path], str | None]
+) -> _Found:
+    found = _Found()
     for path in directory.glob(pattern):
         rel = path.relative_to(directory)
         if any(part in SKIP_DIRS for part in rel.parts):
             continue
         if not include_dirs and path.is_dir():
             continue
-        if len(found) == MAX_MATCHES:
-            return sorted(found), True
-        found.append(rel.as_posix() or ".")
-    return sorted(found), False
+        why = left_out(path)
+        if why is not None:
+            found.left_out[why] = found.left_out.get(why, 0) + 1
+            continue
+        if len(found.matches) == MAX_MATCHES:
+            found.capped = True
+            break
+        found.matches.append(rel.as_posix() or ".")
+    found.matches.sort()
+    return found
 
 
 def _top_level(directory: Path) -> str:

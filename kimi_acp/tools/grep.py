@@ -29,12 +29,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..permissions.sensitive import sensitive_reason
 from ..util.child_env import child_environment
 from ..util.globs import glob_to_regex
 from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, cap_output, tool_error, tool_ok
-from .permits import permit_read
+from .permits import holds_credentials, permit_read
 from .read import resolve_path, split_lines
 
 logger = logging.getLogger(__name__)
@@ -147,11 +146,6 @@ class _Outcome:
 
 
 MAX_WITHHELD_NAMED = 10
-
-
-def _withheld(path: Path, approved: Path) -> bool:
-    """A file of the results that holds credentials (unless it is the one file the user approved)."""
-    return path != approved and sensitive_reason(path) is not None
 
 
 class Grep(Tool[GrepParams]):
@@ -357,7 +351,7 @@ def _parse_rg_output(text: str, params: GrepParams, work_dir: Path, approved: Pa
                 lines.append(rest)
             continue
         shown = name[2:] if name.startswith("./") else name
-        if _withheld(work_dir / shown, approved):
+        if holds_credentials(work_dir / shown, approved):
             if shown not in withheld:
                 withheld.append(shown)
             continue
@@ -580,7 +574,7 @@ def _search(
     for path in _candidate_files(root, filters, stop, deadline):
         if stop.is_set() or time.monotonic() > deadline:
             break
-        if _withheld(path, root):
+        if holds_credentials(path, root):
             outcome.withheld.append(_display_path(path, work_dir))
             continue
         try:

@@ -27,7 +27,7 @@ from .actions import (
     READ_OUTSIDE_ACTION,
     READ_SENSITIVE_ACTION,
 )
-from .base import ToolContext, real_path
+from .base import ToolContext, is_within, real_path
 
 
 def read_warning(path: Path) -> str | None:
@@ -50,6 +50,19 @@ async def permit_read(ctx: ToolContext, path: Path, *, what: str = "Read") -> No
     await ctx.approve(
         action=READ_OUTSIDE_ACTION, description=f"{what} `{path}` (outside the workspace)", scope=scope, needed=not inside
     )
+
+
+def holds_credentials(path: Path, approved: Path) -> bool:
+    """A path a search found that holds credentials (permissions/sensitive.py), unless it is the
+    one the user approved: Grep and Glob leave it out (a match, or a name in the agent's share
+    dir, already tells too much) and say so."""
+    return path != approved and sensitive_reason(path) is not None
+
+
+def leads_outside(ctx: ToolContext, path: Path, searched: Path) -> bool:
+    """A path a search found that really lies (through a symbolic link) outside where reads are
+    free and outside the directory the user let it search: listed, it would be a read unasked."""
+    return not ctx.may_read(path) and not is_within(real_path(path), real_path(searched))
 
 
 def _is_dir(path: Path) -> bool:

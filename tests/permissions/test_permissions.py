@@ -77,6 +77,22 @@ def test_protected_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert "runs by itself later" in (protected_reason(tmp_path / ".config" / "systemd" / "user" / "x.service") or "")
 
 
+def test_all_of_gits_metadata_is_protected(tmp_path: Path) -> None:
+    """Issue #30: a planted `commondir` (or `config.worktree`, a `.git` file pointing elsewhere)
+    runs code at the next git command as surely as a hook does."""
+    repo = tmp_path / "repo"
+    for rel in (".git/commondir", ".git/config.worktree", ".git/info/attributes", ".git", ".git/HEAD",
+                ".git/worktrees/wt/commondir", ".git/modules/lib/config", "vendor/lib/.git", ".GIT/commondir"):
+        assert "git's metadata" in (protected_reason(repo / rel) or ""), rel
+    assert "a git hook" in (protected_reason(repo / ".git" / "hooks" / "pre-commit") or "")
+    assert "git configuration" in (protected_reason(repo / ".git" / "config") or "")
+    for rel in (".gitignore", ".github/workflows/ci.yml", "src/git/config", "notes.git.md"):
+        assert protected_reason(repo / rel) is None, rel
+    (repo / "meta").parent.mkdir(parents=True)
+    (repo / "meta").symlink_to(repo / ".git")  # where it really leads
+    assert protected_reason(repo / "meta" / "commondir") is not None
+
+
 # ------------------------------------------------------------------------------- command lines
 
 

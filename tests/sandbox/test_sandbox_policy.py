@@ -5,6 +5,7 @@ the note a refused command gets; which mode a session is in."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from kimi_acp.sandbox import MODE_NAMES, detect
 from kimi_acp.sandbox.bubblewrap import bwrap_argv
 from kimi_acp.sandbox.landlock import LAUNCHER, launcher_argv
 from kimi_acp.sandbox.policy import MODES, SandboxPolicy, build_policy
-from kimi_acp.sandbox.seatbelt import profile, quote, seatbelt_argv
+from kimi_acp.sandbox.seatbelt import dot_git_regex, profile, quote, seatbelt_argv
 from kimi_acp.sandbox.session import Confinement, SessionSandbox, failure_note
 
 
@@ -67,10 +68,12 @@ def test_workspace_write_writes_the_workspace_and_hides_credentials(
     assert share in policy.hidden_dirs and home / ".ssh" in policy.hidden_dirs
     assert {home / ".aws" / "credentials", home / ".netrc"} <= set(policy.hidden_files)
     assert share / "skills" in policy.readable_again
-    assert policy.read_only == (repo / ".git" / "hooks", repo / ".git" / "config")
+    assert policy.read_only == (repo / ".git",) and policy.missing_git == (extra / ".git",)
     assert not policy.network
     assert policy.writes_to(repo / "src" / "a.py") and policy.writes_to(policy.temp_dir / "x")
-    assert not policy.writes_to(repo / ".git" / "hooks" / "pre-commit")
+    for planted in ("hooks/pre-commit", "config", "commondir", "config.worktree", "info/attributes", "index"):
+        assert not policy.writes_to(repo / ".git" / planted), planted
+    assert not policy.writes_to(extra / ".git" / "config")  # no repository there: none may be made
     assert not policy.writes_to(home / "outside")
 
 
@@ -81,7 +84,7 @@ def test_read_only_writes_only_the_temp_dir(home: Path, repo: Path, tmp_path: Pa
     assert not policy.writes_to(repo / "a") and policy.writes_to(policy.temp_dir / "a")
 
 
-def test_a_linked_worktree_protects_the_hooks_of_the_repository_it_belongs_to(
+def test_a_linked_worktree_keeps_its_git_file_its_git_dir_and_the_common_dir_read_only(
     home: Path, tmp_path: Path
 ) -> None:
     main = tmp_path / "main"
@@ -94,8 +97,30 @@ def test_a_linked_worktree_protects_the_hooks_of_the_repository_it_belongs_to(
     tree.mkdir()
     (tree / ".git").write_text(f"gitdir: {linked}\n")
     policy = policy_for(tree, tmp_path, dirs=[main])
-    assert main / ".git" / "hooks" in policy.read_only and main / ".git" / "config" in policy.read_only
-    assert linked / "hooks" in policy.missing_hooks
+    assert policy.read_only == (tree / ".git", main / ".git")  # the git dir is inside main's .git
+    alone = policy_for(tree, tmp_path)  # main outside the workspace: read-only anyway
+    assert alone.read_only == (tree / ".git",) and alone.missing_git == ()
+
+
+def test_a_git_dir_elsewhere_its_commondir_and_the_submodules_are_kept(home: Path, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    data = work / ".gitdata"  # `git init --separate-git-dir .gitdata`
+    common = work / "common"
+    data.mkdir(parents=True)
+    common.mkdir()
+    (data / "commondir").write_text("../common\n")
+    (work / ".git").write_text("gitdir: .gitdata\n")
+    (work / ".gitmodules").write_text(
+        '[submodule "lib"]\n\tpath = vendor/lib\n\turl = x\n[submodule "gone"]\n\tpath = gone\n'
+        '[submodule "out"]\n\tpath = ../outside\n'
+    )
+    (work / "vendor" / "lib").mkdir(parents=True)
+    (work / "vendor" / "lib" / ".git").write_text("gitdir: ../../.gitdata/modules/lib\n")
+    policy = policy_for(work, tmp_path)
+    assert policy.read_only == (work / ".git", data, common, work / "vendor" / "lib" / ".git")
+    assert not policy.writes_to(work / "vendor" / "lib" / ".git") and policy.writes_to(work / "vendor" / "x")
+    shutil.rmtree(common)  # a `commondir` naming what is gone: nothing to bind (bwrap would fail)
+    assert policy_for(work, tmp_path).read_only == (work / ".git", data, work / "vendor" / "lib" / ".git")
 
 
 def test_bubblewrap_binds_in_an_order_that_keeps_the_denials_last(
@@ -106,8 +131,7 @@ def test_bubblewrap_binds_in_an_order_that_keeps_the_denials_last(
     text = " ".join(argv)
     assert argv[:9] == ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind"]
     assert argv[9:11] == [str(policy.temp_dir), "/tmp"]
-    assert text.index(f"--bind {repo} {repo}") < text.index(f"--ro-bind {repo}/.git/hooks {repo}/.git/hooks")
-    assert f"--ro-bind {repo}/.git/config {repo}/.git/config" in text
+    assert text.index(f"--bind {repo} {repo}") < text.index(f"--ro-bind {repo}/.git {repo}/.git")
     assert argv[-4:] == ["--", "/bin/sh", "-c", "true"]
     for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session"):
         assert flag in argv
@@ -124,7 +148,7 @@ def test_bubblewrap_hides_what_is_visible(tmp_path: Path, repo: Path) -> None:
     policy = SandboxPolicy(
         mode="workspace-write", workspace=(repo, Path("/srv/kimi/work")), writable=(repo, Path("/srv/kimi/work")), temp_dir=tmp_path, hidden_dirs=(hidden, Path("/srv/kimi")),
         hidden_files=(Path("/srv/home/.netrc"), Path("/srv/home/.ssh/config")), readable_again=(reopened,), read_only=(),
-        missing_hooks=(Path("/srv/kimi/work/.git/hooks"),), network=False,
+        missing_git=(Path("/srv/kimi/work/.git"),), network=False,
     )  # fmt: skip
     text = " ".join(bwrap_argv("bwrap", policy, ["true"], repo))
     assert "--tmpfs /srv/home/.ssh --remount-ro /srv/home/.ssh" in text
@@ -133,7 +157,8 @@ def test_bubblewrap_hides_what_is_visible(tmp_path: Path, repo: Path) -> None:
             "--remount-ro /srv/kimi") in text  # fmt: skip
     assert "--ro-bind /dev/null /srv/home/.netrc" in text
     assert "/srv/home/.ssh/config" not in text  # inside a hidden dir already
-    assert "--tmpfs /srv/kimi/work/.git/hooks --remount-ro /srv/kimi/work/.git/hooks" in text
+    assert text.endswith("--tmpfs /srv/kimi/work/.git --remount-ro /srv/kimi/work/.git --unshare-net --unshare-pid "
+                         f"--die-with-parent --new-session --setenv TMPDIR /tmp --chdir {repo} -- true")
 
 
 def test_the_landlock_launcher_line(repo: Path, tmp_path: Path, home: Path) -> None:
@@ -148,8 +173,8 @@ def test_the_seatbelt_profile(tmp_path: Path) -> None:
     policy = SandboxPolicy(
         mode="workspace-write", workspace=(Path("/Users/me/proj"),), writable=(Path("/Users/me/proj"),), temp_dir=Path("/private/var/folders/x/T/kimi-sandbox-1"),
         hidden_dirs=(Path("/Users/me/.kimi"), Path("/Users/me/.ssh")), hidden_files=(Path('/Users/me/.aws/cre"d'),),
-        readable_again=(Path("/Users/me/.kimi/skills"),), read_only=(Path("/Users/me/proj/.git/hooks"), Path("/Users/me/proj/.git/config")),
-        missing_hooks=(), network=False,
+        readable_again=(Path("/Users/me/.kimi/skills"),), read_only=(Path("/Users/me/proj/.git"), Path("/Users/me/main/.git")),
+        missing_git=(), network=False,
     )  # fmt: skip
     text = profile(policy)
     lines = text.splitlines()
@@ -165,9 +190,9 @@ def test_the_seatbelt_profile(tmp_path: Path) -> None:
         and '(subpath "/private/var/folders/x/T/kimi-sandbox-1")' in write
     )
     assert '(literal "/dev/null")' in write
-    assert lines.index(write) < lines.index(
-        '(deny file-write* (subpath "/Users/me/proj/.git/hooks") (subpath "/Users/me/proj/.git/config"))'
-    )
+    kept = ('(deny file-write* (regex #"^/Users/me/proj/\\.[Gg][Ii][Tt](/|$)") (subpath "/Users/me/proj/.git") '
+            '(subpath "/Users/me/main/.git"))')  # fmt: skip
+    assert lines.index(write) < lines.index(kept)
     assert lines.index("(allow file-read*)") < lines.index(
         next(line for line in lines if line.startswith("(deny file-read*"))
     )
@@ -183,6 +208,10 @@ def test_the_seatbelt_profile(tmp_path: Path) -> None:
         "ls",
     ]
     assert quote('a\\b"c') == '"a\\\\b\\"c"'
+    # a project without a .git: Seatbelt decides on paths, so the one that is not there is denied as it is
+    fresh = profile(SandboxPolicy(**{**policy.__dict__, "read_only": (), "missing_git": (Path("/Users/me/proj/.git"),)}))
+    assert '(deny file-write* (regex #"^/Users/me/proj/\\.[Gg][Ii][Tt](/|$)") (subpath "/Users/me/proj/.git"))' in fresh
+    assert dot_git_regex(Path("/Users/me/my.proj (1)/")) == '#"^/Users/me/my\\.proj \\(1\\)/\\.[Gg][Ii][Tt](/|$)"'
 
 
 @pytest.mark.parametrize(

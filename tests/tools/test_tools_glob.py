@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,3 +91,47 @@ async def test_cap(call: Call, work_dir: Path, monkeypatch: pytest.MonkeyPatch) 
     assert isinstance(result.output, str)
     assert len(result.output.splitlines()) == 5
     assert "Only the first 5 matches" in result.message
+
+
+async def test_a_link_to_the_share_dir_lists_nothing_of_it(call: Call, work_dir: Path) -> None:
+    """`vendor -> ~/.kimi` in a cloned repository: ReadFile and Grep refuse the share dir's files,
+    and Glob does not list them either (their names are the user's sessions)."""
+    share = Path(os.environ["KIMI_SHARE_DIR"])
+    for rel in ("config.toml", "logs/kimi.log", "sessions/abc123/context.jsonl", "skills/mine/SKILL.md"):
+        (share / rel).parent.mkdir(parents=True, exist_ok=True)
+        (share / rel).write_text("x")
+    (work_dir / "vendor").symlink_to(share, target_is_directory=True)
+    (work_dir / "src").mkdir()
+    (work_dir / "src" / "app.py").write_text("x")
+    result = await call(Glob(), pattern="vendor/**/*")
+    listed = result.output.splitlines()
+    assert all(name.startswith("vendor/skills") for name in listed), listed  # skills are read freely
+    for secret in ("config.toml", "logs", "sessions", "abc123", "context.jsonl"):
+        assert secret not in result.output
+    assert "6 match(es) holding credentials or the agent's own files ($KIMI_SHARE_DIR) were left out" in (
+        result.message
+    )
+    result = await call(Glob(), pattern="*")
+    assert result.output == "src" and "1 match(es) holding credentials" in result.message
+
+
+async def test_a_link_out_of_the_workspace_is_left_out_and_asks_when_searched(
+    call: Call, work_dir: Path, approver: FakeApprover, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))  # the test's dirs are in the real one
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "deep").mkdir(parents=True)
+    (elsewhere / "deep" / "notes.txt").write_text("x")
+    (work_dir / "ext").symlink_to(elsewhere, target_is_directory=True)
+    (work_dir / "inner").symlink_to(work_dir / "src", target_is_directory=True)  # stays inside: listed
+    (work_dir / "src").mkdir()
+    (work_dir / "src" / "a.py").write_text("x")
+    result = await call(Glob(), pattern="*/**/*")
+    assert result.output == "inner/a.py\nsrc/a.py" and approver.requests == []
+    assert result.message.endswith(
+        "2 match(es) leading out of the workspace through a symbolic link were left out; ReadFile, or Glob "
+        "with the linked directory as `directory`, asks the user first."
+    )
+    result = await call(Glob(), pattern="*.txt", directory=str(work_dir / "ext" / "deep"))
+    (asked,) = approver.requests  # the user approved listing there (the fake approves): listed
+    assert asked.action == READ_OUTSIDE_ACTION and result.output == "notes.txt"

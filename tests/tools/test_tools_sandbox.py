@@ -21,7 +21,8 @@ from kimi_acp.frontends.acp.kaos import AcpKaos, ClientCapabilities
 from kimi_acp.kaos.tasks import TaskTable
 from kimi_acp.sandbox import detect
 from kimi_acp.sandbox.session import SessionSandbox
-from kimi_acp.tools.base import ToolContext
+from kimi_acp.permissions.protected import protected_reason
+from kimi_acp.tools.base import ToolContext, ToolRejectedError
 from kimi_acp.tools.shell import Shell
 from kimi_acp.tools.write import WriteFile
 from tests.support.processes import live_pids, sleep_marker, wait_until
@@ -108,6 +109,37 @@ async def test_under_landlock_a_command_naming_a_git_hook_still_asks(
         await run(Shell(), lctx, command="cp /bin/true .git/hooks/pre-commit")
         (asked,) = approver.requests
         assert "a git hook" in (asked.warning or "") and "landlock" in (asked.sandbox or "").lower()
+    finally:
+        await box.aclose()
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [("echo ../.gx > .git/commondir", ".git/commondir"), ("mv .git .git-orig", ".git"),
+     ("printf x > .git/config.worktree", ".git/config.worktree")],
+)  # fmt: skip
+async def test_under_landlock_a_command_naming_git_metadata_asks(
+    ctx: ToolContext, approver: FakeApprover, work_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    unavailable: Callable[[str], NoReturn], command: str, named: str,
+) -> None:
+    """Landlock cannot keep `.git` read-only inside a writable dir, so a command naming it asks
+    (issue #30); approved, it runs in the sandbox."""
+    from kimi_acp.sandbox.landlock import landlock_abi
+
+    if landlock_abi() < 4:
+        unavailable(f"the kernel's Landlock ABI is {landlock_abi()} (4 or later is used for the sandbox)")
+    monkeypatch.setenv(detect.ENV_VAR, "landlock")
+    detect.forget()
+    (work_dir / ".git").mkdir()
+    box = SessionSandbox(sessions.create(work_dir), SandboxSettings(mode="workspace-write"))
+    try:
+        approver.reject = True
+        with pytest.raises(ToolRejectedError):
+            await run(Shell(), replace(ctx, sandbox=box), command=command)
+        (asked,) = approver.requests
+        assert asked.warning == f"The command names `{named}`: {protected_reason(work_dir / named)}."
+        assert "git's metadata" in asked.warning or "config" in asked.warning
+        assert not (work_dir / ".git" / "commondir").exists() and (work_dir / ".git").is_dir()
     finally:
         await box.aclose()
 

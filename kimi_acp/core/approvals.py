@@ -29,6 +29,7 @@ from ..sessions import Session
 from ..tools.base import ToolRejectedError
 from ..util import secrets
 from ..wire.types import ApprovalRequest, ApprovalResponse, DisplayBlock
+from .card_text import visible_request
 
 
 class Approvals:
@@ -122,7 +123,8 @@ class Approvals:
         elif self.yolo or self.afk or self.covers(action, scope):
             return
         remembers = warning is None and decision is None and (scope is None or scope.remembers)
-        req = ApprovalRequest(  # what the card shows holds no known secret (a diff of a file with a key)
+        # What the card shows holds no known secret (a diff of a file with a key) and no invisible character.
+        req = visible_request(ApprovalRequest(
             id=str(uuid.uuid4()),
             tool_call_id=tool_call_id,
             sender=sender,
@@ -133,7 +135,7 @@ class Approvals:
             warning=warning,
             sandbox=secrets.redact(sandbox) if sandbox else None,
             **self._source(),
-        )
+        ))
         self._pending[req.id] = req
         if remembers:
             self._scopes[req.id] = scope

@@ -17,6 +17,7 @@ from ...tools.actions import (
     RUN_ACTION,
     RUN_BACKGROUND_ACTION,
 )
+from ...util.visible_text import fence, one_line
 from ...wire.types import (
     BackgroundTaskDisplayBlock,
     ContentPart,
@@ -31,7 +32,8 @@ from ...wire.types import (
     VideoURLPart,
 )
 
-TITLE_ARG_MAX = 80
+TITLE_ARG_MAX = 80  # characters of the key argument in a card's title: its beginning, then "…"
+TITLE_MAX = 120  # characters of any other title made of the model's or a server's words
 UI_TEXT_MAX = 20_000
 
 KINDS = {
@@ -211,14 +213,6 @@ def runs_unasked(name: str, approvals: ApprovalState | None, arguments: dict[str
     return actions is not None and actions <= approvals.session_actions
 
 
-def _shorten(text: str, limit: int = TITLE_ARG_MAX) -> str:
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    half = (limit - 1) // 2
-    return text[:half] + "…" + text[-(limit - 1 - half):]
-
-
 def display_path(path: str, cwd: Path) -> str:
     p = Path(path)
     if p.is_absolute():
@@ -244,7 +238,7 @@ def tool_title(name: str, arguments: str | Mapping[str, Any], cwd: Path) -> str:
         return name
     if key in ("path", "directory"):
         value = display_path(value, cwd)
-    return f"{name}: {_shorten(value)}"
+    return f"{name}: {one_line(value, TITLE_ARG_MAX)}"
 
 
 def tool_locations(name: str, arguments: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
@@ -268,24 +262,23 @@ def text_content(text: str) -> dict[str, Any]:
     return {"type": "content", "content": {"type": "text", "text": text}}
 
 
-def code_content(text: str) -> dict[str, Any]:
+def code_content(text: str, language: str = "", *, whole: bool = False) -> dict[str, Any]:
     """Text shown verbatim in one fenced block: clients (Zed, acp.el) render card text as markdown.
 
     The fence is longer than any backtick run in the text, so a file's own fences cannot close
-    it; an over-long text is cut at a line end before fencing, so the fence is always closed.
+    it. An over-long text is cut at a line end before fencing, so the fence is always closed,
+    unless it is `whole` (a command the user is asked about: every line of it is shown).
     """
     body = text.rstrip("\n")
     note = ""
-    if len(body) > UI_TEXT_MAX:
+    if len(body) > UI_TEXT_MAX and not whole:
         cut = body.rfind("\n", 0, UI_TEXT_MAX)
         cut = cut if cut > 0 else UI_TEXT_MAX
         rest = body[cut:].lstrip("\n")
         lines = rest.count("\n") + 1
         note = f"\n[... {lines} more line{'s' if lines != 1 else ''} ({len(rest)} characters) not shown]"
         body = body[:cut]
-    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return {"type": "content", "content": {"type": "text", "text": f"{fence}\n{body}\n{fence}{note}"}}
+    return {"type": "content", "content": {"type": "text", "text": fence(body, language) + note}}
 
 
 def read_locations(

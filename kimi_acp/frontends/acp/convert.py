@@ -17,7 +17,7 @@ from ...tools.actions import (
     RUN_ACTION,
     RUN_BACKGROUND_ACTION,
 )
-from ...util.visible_text import fence, one_line
+from ...util.visible_text import code_span, fence, markdown_text, one_line
 from ...wire.types import (
     BackgroundTaskDisplayBlock,
     ContentPart,
@@ -356,9 +356,10 @@ def _result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: 
 
 
 def task_lines(blocks: list[BackgroundTaskDisplayBlock]) -> str:
-    """Background tasks as a user reads them: one line each, description first."""
+    """Background tasks as a user reads them: one line each, description first (the model's words,
+    shown as text: no markup of theirs can hide the task's id or state)."""
     return "\n".join(
-        f"- {b.description or b.task_id} (`{b.task_id}`, {b.kind}): **{b.status}**" for b in blocks
+        f"- {markdown_text(b.description or b.task_id)} ({code_span(b.task_id)}, {b.kind}): **{b.status}**" for b in blocks
     )
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from kimi_acp.core.card_text import visible_request
-from kimi_acp.frontends.acp.convert import TITLE_ARG_MAX
+from kimi_acp.frontends.acp.convert import TITLE_ARG_MAX, task_lines
 from kimi_acp.frontends.acp.session import permission_options
 from kimi_acp.frontends.acp.updates import UpdateMapper
 from kimi_acp.util.visible_text import ELLIPSIS, escapes_note, visible
-from kimi_acp.wire.types import ApprovalRequest, FunctionBody, ShellDisplayBlock, ToolCall
+from kimi_acp.wire.types import ApprovalRequest, BackgroundTaskDisplayBlock, FunctionBody, ShellDisplayBlock, ToolCall
 from tests.support.acp_client import load_schemas
 from tests.support.markdown_card import render
 
@@ -89,3 +89,11 @@ def test_the_tool_call_card_title_and_raw_input_are_visible():
     (start,) = mapper.map(ToolCall(id="s1", function=FunctionBody(name="Shell", arguments=arguments)))
     assert start["title"] == "Shell: ls\\u202e -la\\x1b[8m"
     assert start["rawInput"] == {"command": "ls\\u202e -la\\x1b[8m"}
+
+
+def test_a_task_line_shows_the_models_description_as_text():
+    block = BackgroundTaskDisplayBlock(task_id="bash-1", kind="bash", status="running", description="dev <!-- x --> **done**\nserver")
+    seen = render(task_lines([block]))
+    assert seen.html == [] and seen.code_spans == ["bash-1"]
+    assert seen.markup == ["strong_open"]  # the state, ours
+    assert "dev <!-- x --> **done**\\nserver" in seen.text

@@ -36,6 +36,7 @@ Standard library only; pure functions.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -81,8 +82,46 @@ def escape(char: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+_INVISIBLE_CODES = frozenset(code for low, high in _INVISIBLE for code in range(low, high + 1))
+
+
 def _invisible(code: int) -> bool:
-    return any(low <= code <= high for low, high in _INVISIBLE)
+    return code in _INVISIBLE_CODES
+
+
+def _stays(char: str, category: str) -> bool:
+    """A character shown as itself wherever it stands (not a mark, which needs a letter before it)."""
+    return category in _KEPT and not _invisible(ord(char))
+
+
+@functools.cache
+def _kept_class() -> str:
+    """The BMP characters beyond ASCII that stay, as the ranges of a regex character class: built
+    on first use (some 30 ms) from the Unicode database of this Python."""
+    from unicodedata import category
+
+    ranges: list[str] = []
+    first = previous = -2
+    for code in range(0xA0, 0x10000):
+        char = chr(code)
+        if 0xD800 <= code <= 0xDFFF or not _stays(char, category(char)):
+            continue
+        if code != previous + 1:
+            if first >= 0:
+                ranges.append(f"{chr(first)}-{chr(previous)}" if previous > first else chr(first))
+            first = code
+        previous = code
+    ranges.append(f"{chr(first)}-{chr(previous)}" if previous > first else chr(first))
+    return "".join(ranges)  # all beyond ASCII: nothing in it is special in a character class
+
+
+@functools.cache
+def _odd_runs(lines: bool, padding: bool) -> re.Pattern[str]:
+    """Runs of characters that need a look (anything but printable ASCII, the newlines and tabs of
+    multi-line text, and the BMP characters that stay), and with `padding` long blank runs."""
+    odd = "[^\\x20-\\x7e" + ("\\n\\t" if lines else "") + _kept_class() + "]+"
+    blank = (r"[ \t]{%d,}" % (PAD_SPACES + 1)) + (r"|\n(?:[ \t]*\n){%d,}" % PAD_LINES if lines else "")
+    return re.compile(f"(?P<blank>{blank})|(?P<odd>{odd})" if padding else f"(?P<odd>{odd})")
 
 
 def visible(text: str, *, lines: bool = True, padding: bool = True, crlf: bool = False) -> Shown:
@@ -94,49 +133,52 @@ def visible(text: str, *, lines: bool = True, padding: bool = True, crlf: bool =
     plain = _PRINTABLE_LINES if lines else _PRINTABLE_LINE
     if plain.fullmatch(text) and not (padding and _PADDING.search(text)):
         return Shown(text, False)
+    escaped = False
+
+    def shown(match: re.Match[str]) -> str:
+        nonlocal escaped
+        run = match.group()
+        if match.lastgroup == "blank":
+            escaped = True
+            return _padding_marker(run)
+        start = match.start()
+        # A mark may follow what stays before the run: a letter, a digit, a symbol (never a blank).
+        before = text[start - 1] if start else " "
+        out, more = _odd_run(run, before not in " \t\n", crlf and text.startswith("\n", match.end()))
+        escaped = escaped or more
+        return out
+
+    return Shown(_odd_runs(lines, padding).sub(shown, text), escaped)
+
+
+def _odd_run(run: str, base: bool, crlf_after: bool) -> tuple[str, bool]:
+    """One run of characters that need a look; `base`: the character before it takes marks;
+    `crlf_after`: a carriage return ending the run is a CRLF line ending that stays."""
+    from unicodedata import category
+
     out: list[str] = []
     escaped = False
-    base = False  # the last character shown as itself is one a combining mark may follow
     marks = 0
-    length = len(text)
-    i = 0
-    while i < length:
-        char = text[i]
-        if padding and char in " \t\n":
-            match = _PADDING.match(text, i)
-            if match is not None and (lines or match.group()[0] != "\n"):
-                out.append(_padding_marker(match.group()))
-                escaped, base, marks = True, False, 0
-                i = match.end()
-                continue
+    last = len(run) - 1
+    for i, char in enumerate(run):
+        kind = category(char)
         code = ord(char)
-        if 0x20 < code < 0x7F:
-            out.append(char)
-            base, marks = True, 0
-        elif char == " " or (lines and char in "\n\t") or (crlf and char == "\r" and text.startswith("\n", i + 1)):
+        if char == "\r" and i == last and crlf_after:
             out.append(char)
             base, marks = False, 0
-        elif code < 0x80:
+        elif _stays(char, kind) and code >= 0x80:
+            out.append(char)
+            base, marks = True, 0
+        elif kind in _MARKS and base and marks < MAX_MARKS and (
+            not _invisible(code) or (code in _PRESENTATION and marks == 0)
+        ):
+            out.append(char)
+            marks += 1
+        else:
             out.append(escape(char))
             escaped = escaped or char not in "\n\t"
             base, marks = False, 0
-        else:
-            from unicodedata import category as unicode_category  # only for text beyond ASCII
-
-            category = unicode_category(char)
-            if category in _KEPT and not _invisible(code):
-                out.append(char)
-                base, marks = True, 0
-            elif category in _MARKS and base and marks < MAX_MARKS and (
-                not _invisible(code) or (code in _PRESENTATION and marks == 0)
-            ):
-                out.append(char)
-                marks += 1
-            else:
-                out.append(escape(char))
-                escaped, base, marks = True, False, 0
-        i += 1
-    return Shown("".join(out), escaped)
+    return "".join(out), escaped
 
 
 def _padding_marker(run: str) -> str:

@@ -65,6 +65,7 @@ _TOKEN = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|[ntr])|âŸ¨[^âŸ
 _INFO = re.compile(r"[A-Za-z0-9_+.-]*")
 # ASCII punctuation without meaning inside a line of Markdown; the rest gets a backslash.
 _PLAIN_PUNCTUATION = frozenset(".,:;'\"?/()-+%@#")
+_BLOCK_START = re.compile(r"^(\d{0,9})([#+>.)-])")
 
 
 class Shown(NamedTuple):
@@ -252,11 +253,13 @@ def name_text(name: str, limit: int = NAME_MAX) -> Shown:
 def markdown_text(text: str) -> str:
     """`text` as one line of Markdown that renders as itself: ASCII punctuation that could start
     markup (emphasis, code, links, HTML, escapes) gets a backslash, everything else stays."""
-    shown = visible(text, lines=False).text
-    return "".join(
+    shown = visible(text, lines=False).text.lstrip(" ")  # leading blanks: a code block, or nothing
+    inline = "".join(
         "\\" + char if char.isascii() and not char.isalnum() and char != " " and char not in _PLAIN_PUNCTUATION else char
         for char in shown
     )
+    # At the start of a line (or of a list item) `#`, `-`, `+`, `>` or `1.` would begin a block.
+    return _BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), inline, count=1)
 
 
 def shown_data(value: Any, show: Callable[[str], str] | None = None) -> Any:

@@ -17,12 +17,15 @@ class Rendered:
     html: list[str] = field(default_factory=list)  # raw HTML a renderer would hide or interpret
     markup: list[str] = field(default_factory=list)  # emphasis, links, images, headings the text made
     text: str = ""  # the plain text outside code
+    blocks: list[str] = field(default_factory=list)  # the block structure: ["paragraph_open", ...]
 
 
 def render(markdown: str) -> Rendered:
     seen = Rendered()
     texts: list[str] = []
     for token in _PARSER.parse(markdown):
+        if token.nesting == 1 or token.type in ("fence", "code_block", "html_block", "hr"):
+            seen.blocks.append(token.type)
         if token.type in ("fence", "code_block"):
             seen.code_blocks.append(token.content)
         elif token.type == "html_block":

@@ -200,6 +200,14 @@ def test_prose_from_the_model_renders_as_itself():
     )
 
 
+@pytest.mark.parametrize("text", ["# big", "- item", "1. one", "12) two", "> quote", "+ plus", "    indented", "===", "***"])
+def test_prose_starting_like_a_block_stays_one_paragraph(text: str):
+    for markdown in (markdown_text(text), f"- {markdown_text(text)}"):
+        seen = render(markdown)
+        assert seen.blocks in (["paragraph_open"], ["bullet_list_open", "list_item_open", "paragraph_open"]), markdown
+        assert seen.text == text.strip(" ") and seen.markup == []
+
+
 def test_data_shows_every_string_visible():
     data = {"command": "a\u202eb", "env\u200b": ["x\x1b", 3, None, {"k": "ok"}]}
     assert shown_data(data) == {"command": "a\\u202eb", "env\\u200b": ["x\\x1b", 3, None, {"k": "ok"}]}

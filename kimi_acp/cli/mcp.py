@@ -26,6 +26,7 @@ from ..mcp.config import (
 )
 from ..mcp.oauth_store import OAuthStore
 from ..mcp.store import read_document, remove_server, set_server
+from ..util.visible_text import name_text, one_line
 
 
 def build_mcp_group() -> click.Group:
@@ -229,11 +230,9 @@ async def _probe(cfg: Any, timeout: float) -> tuple[bool, list[str]]:
             return False, [f"✗ Connection failed: {status.error}"]
         conn_tools = manager.tools()
         lines = [f"✓ Connected to '{cfg.name}'", f"  Available tools: {len(conn_tools)}"]
-        for tool in conn_tools:
-            desc = " ".join(tool.remote.description.split())
-            lines.append(
-                f"    - {tool.remote.name}: {desc[:67] + '...' if len(desc) > 70 else desc}".rstrip(": ")
-            )
+        for tool in conn_tools:  # the server's words, on the user's terminal: no escape sequence of theirs runs there
+            desc = one_line(" ".join(tool.remote.description.split()), 70)
+            lines.append(f"    - {name_text(tool.remote.name).text}: {desc}".rstrip(": "))
         return True, lines
     finally:
         await manager.aclose()

@@ -29,6 +29,7 @@ from ..sessions import Session
 from ..tools.base import Permit, ToolRejectedError
 from ..util import secrets
 from ..wire.types import ApprovalRequest, ApprovalResponse, DisplayBlock
+from .card_text import visible_request
 
 
 # A subagent works for the model: the user's session (its modes, model, sandbox, directories) is not its to change.
@@ -147,7 +148,8 @@ class Approvals:
         elif self.covers(action, scope):
             return "session"
         remembers = warning is None and decision is None and (scope is None or scope.remembers)
-        req = ApprovalRequest(  # what the card shows holds no known secret (a diff of a file with a key)
+        # What the card shows holds no known secret (a diff of a file with a key) and no invisible character.
+        req = visible_request(ApprovalRequest(
             id=str(uuid.uuid4()),
             tool_call_id=tool_call_id,
             sender=sender,
@@ -158,7 +160,7 @@ class Approvals:
             warning=warning,
             sandbox=secrets.redact(sandbox) if sandbox else None,
             **self._source(),
-        )
+        ))
         self._pending[req.id] = req
         if remembers:
             self._scopes[req.id] = scope

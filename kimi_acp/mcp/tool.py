@@ -17,7 +17,8 @@ from typing import Any, Protocol
 from ..permissions.scope import action_scope
 from ..tools.base import MAX_OUTPUT_CHARS, ToolContext, tool_error
 from ..tools.external import SchemaTool
-from ..wire.types import ToolReturnValue
+from ..util.visible_text import escapes_note, name_text
+from ..wire.types import BriefDisplayBlock, ToolReturnValue
 from .config import redact
 from .connection import McpCallError, RemoteTool
 from .results import convert_result
@@ -55,7 +56,12 @@ class McpTool(SchemaTool):
         self.remote = remote
         self.server = server
         self.action = f"mcp:{name}"
-        self.title = f"{server.name}: {remote.name}"  # what an IDE's tool card shows
+        server_name, tool_name = name_text(server.name), name_text(remote.name)  # one line, no backtick, bounded
+        self.title = f"{server_name.text}: {tool_name.text}"  # what an IDE's tool card shows
+        # What the approval card and its "Always allow" option say: the server first, so a tool's
+        # name cannot claim to be another server's. The server's name comes from the user's config.
+        self.card_label = f"MCP server `{server_name.text}`: tool `{tool_name.text}`"
+        self._odd_name = server_name.escaped or tool_name.escaped
         self._capabilities = capabilities
         self._secrets = tuple(secrets)
         self._max_output_chars = max_output_chars
@@ -63,11 +69,9 @@ class McpTool(SchemaTool):
     async def run(self, arguments_json: str, ctx: ToolContext) -> ToolReturnValue:
         await ctx.approve(
             action=self.action,
-            description=f"Call MCP tool `{self.remote.name}` of MCP server `{self.server.name}`.",
-            scope=action_scope(
-                self.action, f"`{self.remote.name}` of MCP server `{self.server.name}`",
-                rule_name=f"mcp:{self.server.name}:{self.remote.name}",
-            ),
+            description=f"Call {self.card_label}.",
+            display=[BriefDisplayBlock(text=escapes_note("request"))] if self._odd_name else [],
+            scope=action_scope(self.action, self.card_label, rule_name=f"mcp:{self.server.name}:{self.remote.name}"),
         )
         arguments = json.loads(arguments_json or "{}", strict=False)
         try:

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from pydantic import Field
 
+from ..util.visible_text import code_span
 from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, cap_output, tool_error, tool_ok
 from .permits import permit_fetch, url_host
@@ -86,7 +87,7 @@ class FetchURL(Tool[FetchURLParams]):
                 f"`{params.url}` is not an http(s) URL. Give a full URL starting with http:// or https://.",
                 brief="Invalid URL",
             )
-        await permit_fetch(ctx, url, f"Fetch `{url}`")
+        await permit_fetch(ctx, url, f"Fetch {code_span(url)}")
         services = self.services()
         service = getattr(services, "moonshot_fetch", None) if services is not None else None
         if service is not None:

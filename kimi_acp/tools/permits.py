@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from ..permissions.protected import protected_reason
 from ..permissions.scope import action_scope, host_scope, path_scope
 from ..permissions.sensitive import sensitive_reason
+from ..util.visible_text import code_span
 from ..wire.types import DisplayBlock
 from .actions import (
     EDIT_ACTION,
@@ -35,7 +36,7 @@ def read_warning(path: Path) -> str | None:
     reason = sensitive_reason(path)
     if reason is None:
         return None
-    return f"`{path}` holds credentials ({reason}). Approving sends its content to the model."
+    return f"{code_span(str(path))} holds credentials ({reason}). Approving sends its content to the model."
 
 
 async def permit_read(ctx: ToolContext, path: Path, *, what: str = "Read") -> None:
@@ -43,12 +44,12 @@ async def permit_read(ctx: ToolContext, path: Path, *, what: str = "Read") -> No
     holds credentials or lies outside where the agent reads freely. Raises as `ctx.approve` does."""
     warning = read_warning(path)
     if warning is not None:
-        await ctx.approve(action=READ_SENSITIVE_ACTION, description=f"{what} `{path}`", warning=warning)
+        await ctx.approve(action=READ_SENSITIVE_ACTION, description=f"{what} {code_span(str(path))}", warning=warning)
         return
     inside = ctx.may_read(path)
     scope = path_scope(READ_OUTSIDE_ACTION, path, "reads", directory=_is_dir(path))
     await ctx.approve(
-        action=READ_OUTSIDE_ACTION, description=f"{what} `{path}` (outside the workspace)", scope=scope, needed=not inside
+        action=READ_OUTSIDE_ACTION, description=f"{what} {code_span(str(path))} (outside the workspace)", scope=scope, needed=not inside
     )
 
 
@@ -75,7 +76,7 @@ def _is_dir(path: Path) -> bool:
 async def permit_edit(ctx: ToolContext, path: Path, description: str, display: list[DisplayBlock]) -> None:
     """Before a file changes: in the workspace, outside it (per directory), or protected (always)."""
     reason = protected_reason(path)
-    warning = f"`{path}` is {reason}." if reason is not None else None
+    warning = f"{code_span(str(path))} is {reason}." if reason is not None else None
     needed = True
     if ctx.in_workspace(path):
         scope = action_scope(EDIT_ACTION, "edits of files in the workspace", path=path)

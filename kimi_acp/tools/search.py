@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..util.visible_text import code_span
 from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, cap_output, tool_error, tool_ok
 from .permits import permit_fetch, url_host
@@ -103,7 +104,7 @@ class SearchWeb(Tool[SearchWebParams]):
         if service is None:
             return _not_configured()
         host = url_host(str(service.base_url))
-        await permit_fetch(ctx, str(service.base_url), f"Search the web for `{params.query}` (the query goes to `{host}`)")
+        await permit_fetch(ctx, str(service.base_url), f"Search the web for {code_span(params.query)} (the query goes to {code_span(host)})")
         payload = {
             "text_query": params.query,
             "limit": params.limit,

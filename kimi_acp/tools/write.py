@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..kaos.base import BinaryFileError
+from ..util.visible_text import code_span
 from ..wire.types import DiffDisplayBlock, ToolReturnValue
 from .base import Params, Tool, ToolContext, real_path, tool_error, tool_ok
 from .diff import make_diff_blocks
@@ -22,8 +23,8 @@ def edit_description(ctx: ToolContext, verb: str, path: Path) -> str:
     """What the user approves; an outside edit through a symlink names the file really changed."""
     real = real_path(path)
     if real == path or ctx.in_workspace(path):
-        return f"{verb} `{path}`"
-    return f"{verb} `{path}` (through a symbolic link: `{real}`)"
+        return f"{verb} {code_span(str(path))}"
+    return f"{verb} {code_span(str(path))} (through a symbolic link: {code_span(str(real))})"
 
 
 async def write_or_error(

@@ -141,3 +141,15 @@ def test_concurrent_add_and_remove_processes_all_land() -> None:
     assert data["theme"] == "dark"
     assert sorted(data["mcpServers"]) == [f"s{i}" for i in range(8)]
     assert data["mcpServers"]["s5"] == {"url": "https://mcp.example/5", "transport": "http"}
+
+
+def test_test_shows_a_servers_tool_names_without_their_escape_sequences() -> None:
+    """A tool named with terminal escapes (clear the screen, hide text) is printed escaped (issue #29)."""
+    prefix = "\x1b[2J\x1b[8mhidden\u202e`\n"
+    assert invoke("add", "odd", "--", sys.executable, SERVER, "stdio", "--prefix", prefix).exit_code == 0
+    ok = invoke("test", "odd")
+    assert ok.exit_code == 0, ok.output
+    assert "    - \\x1b[2J\\x1b[8mhidden\\u202e\\x60\\necho: Echo the text back." in ok.output
+    tools = [line for line in ok.output.splitlines() if line.startswith("    - ")]
+    assert len(tools) == 9 and all(line.startswith("    - \\x1b[2J") for line in tools)  # one line each
+    assert not any(char in line for line in tools for char in "\x1b\u202e"), ok.output

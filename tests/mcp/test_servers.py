@@ -63,7 +63,7 @@ async def test_three_transports_through_the_toolset(
             ("mcp:h_echo", "h_echo", "call-1"),
             ("mcp:s_echo", "s_echo", "call-1"),
         ]
-        assert "`h_echo` of MCP server `web`" in approver.requests[1].description
+        assert "MCP server `web`: tool `h_echo`" in approver.requests[1].description  # the server first
         spec = next(s for s in toolset.specs() if s.name == "h_echo")
         assert spec.description.startswith(
             "This is an MCP (Model Context Protocol) tool from MCP server `web`."

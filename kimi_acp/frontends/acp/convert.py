@@ -19,6 +19,7 @@ from ...tools.actions import (
     RUN_ACTION,
     RUN_BACKGROUND_ACTION,
 )
+from ...util.visible_text import code_span, fence, markdown_text, one_line
 from ...wire.types import (
     BackgroundTaskDisplayBlock,
     ContentPart,
@@ -33,7 +34,8 @@ from ...wire.types import (
     VideoURLPart,
 )
 
-TITLE_ARG_MAX = 80
+TITLE_ARG_MAX = 80  # characters of the key argument in a card's title: its beginning, then "…"
+TITLE_MAX = 120  # characters of any other title made of the model's or a server's words
 UI_TEXT_MAX = 20_000
 
 KINDS = {
@@ -237,14 +239,6 @@ def _within(path: Path, cwd: Path) -> bool:
     )
 
 
-def _shorten(text: str, limit: int = TITLE_ARG_MAX) -> str:
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    half = (limit - 1) // 2
-    return text[:half] + "…" + text[-(limit - 1 - half):]
-
-
 def display_path(path: str, cwd: Path) -> str:
     p = Path(path)
     if p.is_absolute():
@@ -270,7 +264,7 @@ def tool_title(name: str, arguments: str | Mapping[str, Any], cwd: Path) -> str:
         return name
     if key in ("path", "directory"):
         value = display_path(value, cwd)
-    return f"{name}: {_shorten(value)}"
+    return f"{name}: {one_line(value, TITLE_ARG_MAX)}"
 
 
 def tool_locations(name: str, arguments: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
@@ -294,24 +288,23 @@ def text_content(text: str) -> dict[str, Any]:
     return {"type": "content", "content": {"type": "text", "text": text}}
 
 
-def code_content(text: str) -> dict[str, Any]:
+def code_content(text: str, language: str = "", *, whole: bool = False) -> dict[str, Any]:
     """Text shown verbatim in one fenced block: clients (Zed, acp.el) render card text as markdown.
 
     The fence is longer than any backtick run in the text, so a file's own fences cannot close
-    it; an over-long text is cut at a line end before fencing, so the fence is always closed.
+    it. An over-long text is cut at a line end before fencing, so the fence is always closed,
+    unless it is `whole` (a command the user is asked about: every line of it is shown).
     """
     body = text.rstrip("\n")
     note = ""
-    if len(body) > UI_TEXT_MAX:
+    if len(body) > UI_TEXT_MAX and not whole:
         cut = body.rfind("\n", 0, UI_TEXT_MAX)
         cut = cut if cut > 0 else UI_TEXT_MAX
         rest = body[cut:].lstrip("\n")
         lines = rest.count("\n") + 1
         note = f"\n[... {lines} more line{'s' if lines != 1 else ''} ({len(rest)} characters) not shown]"
         body = body[:cut]
-    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return {"type": "content", "content": {"type": "text", "text": f"{fence}\n{body}\n{fence}{note}"}}
+    return {"type": "content", "content": {"type": "text", "text": fence(body, language) + note}}
 
 
 def read_locations(
@@ -401,9 +394,10 @@ def read_only_note(result: ToolReturnValue) -> str:
 
 
 def task_lines(blocks: list[BackgroundTaskDisplayBlock]) -> str:
-    """Background tasks as a user reads them: one line each, description first."""
+    """Background tasks as a user reads them: one line each, description first (the model's words,
+    shown as text: no markup of theirs can hide the task's id or state)."""
     return "\n".join(
-        f"- {b.description or b.task_id} (`{b.task_id}`, {b.kind}): **{b.status}**" for b in blocks
+        f"- {markdown_text(b.description or b.task_id)} ({code_span(b.task_id)}, {b.kind}): **{b.status}**" for b in blocks
     )
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ...core.card_text import is_escapes_note
+from ...util.visible_text import markdown_text, one_line, shown_data
 from ...wire.serde import WireDecodeError, from_envelope
 from ...wire.types import (
     ApprovalRequest,
@@ -49,7 +51,9 @@ from ...wire.types import (
 from .arguments import StreamingArguments
 from .convert import (
     KEY_ARGUMENT,
+    TITLE_MAX,
     ApprovalState,
+    code_content,
     content_blocks_for_display,
     diff_content,
     plan_entries,
@@ -312,25 +316,28 @@ class UpdateMapper:
         call = self._calls.get(key)
         arguments = call.args.final() if call else {}
         name = call.name if call else request.sender
+        # The request's text is already visible (core/card_text.py); the command is shown whole, in
+        # a fence nothing in it can close, and the note on escapes comes before it.
         content: list[dict[str, Any]] = [diff_content(b) for b in request.display if isinstance(b, DiffDisplayBlock)]
         if not content:
             shell = next((b for b in request.display if isinstance(b, ShellDisplayBlock)), None)
-            text = f"```{shell.language}\n{shell.command}\n```" if shell else request.description
-            content = [text_content(text)]
+            content = [code_content(shell.command, shell.language, whole=True) if shell else text_content(request.description)]
             tasks = [b for b in request.display if isinstance(b, BackgroundTaskDisplayBlock)]
             if tasks:  # TaskStop: which task, in the words of its card
                 content.append(text_content(task_lines(tasks)))
-        if request.sandbox:  # where the command runs: inside the OS sandbox, or outside it and why
-            content.append(text_content(f"**Sandbox:** {request.sandbox}"))
+        if request.sandbox:  # where the command runs: inside the OS sandbox, or outside it and why (the model's words)
+            content.append(text_content(f"**Sandbox:** {markdown_text(request.sandbox)}"))
+        notes = [b.text for b in request.display if is_escapes_note(b)]
         if request.warning:  # a file holding credentials, a protected path: said first
-            content.insert(0, text_content(f"**Warning:** {request.warning}"))
+            notes.insert(0, request.warning)
+        content[:0] = [text_content(f"**Warning:** {note}") for note in notes]
         return {
             "toolCallId": self.acp_id(key),
-            "title": call.title if call and call.title else request.description,
+            "title": call.title if call and call.title else one_line(request.description, TITLE_MAX),
             "name": name,
             "kind": tool_kind(name),
             "status": "pending",
-            "rawInput": arguments,
+            "rawInput": shown_data(arguments),
             "locations": tool_locations(name, arguments, self.cwd),
             "content": content,
         }
@@ -361,7 +368,7 @@ class UpdateMapper:
             "name": name,  # the tool's own name (ACP's programmatic tool name), e.g. Shell
             "kind": tool_kind(name),
             "status": "pending",
-            "rawInput": arguments,
+            "rawInput": shown_data(arguments),
             "locations": tool_locations(name, arguments, self.cwd),
             "content": [],
         }
@@ -388,7 +395,7 @@ class UpdateMapper:
             return []  # nothing the user would see changed: no update per argument chunk
         call.title = title
         return [
-            {"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "title": title, "rawInput": call.args.partial}
+            {"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "title": title, "rawInput": shown_data(call.args.partial)}
         ]
 
     def _settle(self, call: _Call) -> None:
@@ -412,7 +419,7 @@ class UpdateMapper:
             "sessionUpdate": "tool_call_update",
             "toolCallId": call.acp_id,
             "title": call.title,
-            "rawInput": arguments,
+            "rawInput": shown_data(arguments),
             "locations": tool_locations(call.name, arguments, self.cwd),
         }
         # The call starts now. Say so only if it cannot be about to ask for approval: a replay

@@ -144,3 +144,32 @@ def test_approval_cards_say_what_always_asks_what_is_remembered_and_the_sandbox(
     expect(shell.get_by_role("button", name="Always allow `git status …` in this session")).to_be_visible()
     shell.get_by_role("button", name="Reject").click()
     expect(page.locator("#state")).to_have_text("idle")
+
+
+def test_an_approval_card_shows_the_command_as_text_with_its_escapes(start_web: StartWeb, browser_page: Any) -> None:
+    """The command that closes a Markdown fence and hides a line in an HTML comment (issue #29 item
+    6): the page shows every line as text (no markup, no comment), the invisible characters as
+    escapes, and the note saying so first."""
+    from playwright.sync_api import expect
+
+    from kimi_acp.util.visible_text import escapes_note, visible
+    from tests.e2e.test_cards_acp import ATTACK, HIDDEN
+
+    server = start_web([tool_call("s1", "Shell", {"command": ATTACK}), "text: done"])
+    page = browser_page
+    page.goto(server.url)
+    expect(page.locator("#state")).to_have_text("idle")
+    page.fill("#prompt", "go")
+    page.press("#prompt", "Enter")
+    card = page.get_by_test_id("approval").last
+    shell = card.locator("pre.shell-command")
+    expect(shell).to_have_count(1)
+    assert shell.text_content() == "$ " + visible(ATTACK).text  # every line, as text
+    expect(card.locator(".request-display .brief").first).to_have_text(escapes_note("command"))
+    assert card.locator("strong, b, a, img").count() == 0  # nothing the command wrote became markup
+    comments = card.evaluate("n => { const w = document.createTreeWalker(n, NodeFilter.SHOW_COMMENT); let c = 0; while (w.nextNode()) c++; return c; }")
+    text = card.inner_text()
+    assert comments == 0 and "<!--\n'; touch hidden-marker" in text  # the comment is shown, as text
+    assert not any(char in text for char in HIDDEN)
+    card.get_by_role("button", name="Reject").click()
+    expect(page.locator("#state")).to_have_text("idle")

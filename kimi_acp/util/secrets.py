@@ -151,14 +151,17 @@ _CLASS_CHOICES = {r"[+\-]": (r"\+", "-"), "[/_]": ("/", "_")} | {f"[{c}{c.upper(
 def encoded_forms(value: str) -> list[tuple[str, ...]]:
     """The forms `redact` looks for, each a tuple of regex atoms: the value as written (one atom
     per character), then its hex and its base64 at each of the three alignments (the anchor's
-    atoms, then the run). An encoded form whose anchor is shorter than MIN_SECRET_CHARS (a value
-    given for one call may be shorter) would match ordinary text, and is left out."""
+    atoms, then the run). A value given for one call may be shorter than MIN_SECRET_CHARS: it has
+    no encoded forms (a few characters of hex or base64 are found in ordinary text), nor has an
+    encoded form whose anchor would be that short."""
+    forms = [tuple(re.escape(c) for c in value)]
+    if len(value) < MIN_SECRET_CHARS:
+        return forms
     data = value.encode("utf-8")
     anchors = [data[: ENCODED_ANCHOR_CHARS // 2].hex()]
     for skip in range(3):  # the bytes of the value that share a group with what comes before it
         rest = data[skip : skip + ENCODED_ANCHOR_CHARS // 4 * 3]
         anchors.append(binascii.b2a_base64(rest[: len(rest) - len(rest) % 3], newline=False).decode("ascii"))
-    forms = [tuple(re.escape(c) for c in value)]
     for index, anchor in enumerate(anchors):
         if len(anchor) >= MIN_SECRET_CHARS:
             atoms, run = (_HEX_ATOMS, _HEX_RUN) if index == 0 else (_BASE64_ATOMS, _BASE64_RUN)

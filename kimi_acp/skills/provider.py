@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError
+from ..util.regular_file import open_regular
 from ..util.yaml_text import YamlTextError, load_yaml
 from .sources import SkillSources, may_have_skills  # noqa: F401  (re-exported)
 
@@ -179,7 +180,8 @@ def parse_skill(text: str, path: Path) -> tuple[Skill, str | None]:
 
 def read_skill_text(skill: Skill) -> str:
     """The SKILL.md as the model gets it (read now: it may have changed since discovery)."""
-    return skill.path.read_text(encoding="utf-8").strip()
+    with open_regular(skill.path) as f:  # a project's file: never a FIFO or a device
+        return f.read().decode("utf-8").strip()
 
 
 def skill_prompt(skill: Skill, request: str) -> str:
@@ -310,7 +312,8 @@ class SkillProvider:
         try:
             if stamp[1] > MAX_SKILL_BYTES:
                 raise SkillError(f"the file is larger than {MAX_SKILL_BYTES // 1024} KiB")
-            text = path.read_text(encoding="utf-8")
+            with open_regular(path) as f:  # a project's file: a FIFO would hold every turn up
+                text = f.read(MAX_SKILL_BYTES + 1).decode("utf-8")
             skill, warning = parse_skill(text, path)
             cached = _Cached(stamp, skill, warning)
         except UnicodeDecodeError:

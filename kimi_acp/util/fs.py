@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from .regular_file import check_regular, open_regular
 from .share_dir import share_dir
 
 log = logging.getLogger(__name__)
@@ -189,22 +190,20 @@ def replace_file(path: Path, data: bytes, *, append: bool = False) -> int:
     A symlink is followed: the file it points to is replaced, the link stays a link. A file with
     more hard links is replaced under this name only, so the other names keep the old content: an
     approval for a path inside the project cannot change a file outside it. A target that is not a
-    regular file (a device, a FIFO) is written in place: there is nothing to replace.
+    regular file (a FIFO, a device, a socket) is refused (`NotRegularFileError`): writing one could
+    wait forever, and replacing it is not what was asked.
     """
     target = Path(os.path.realpath(path))
     try:
         old = os.stat(target)
     except FileNotFoundError:
         old = None
-    if old is not None and not stat.S_ISREG(old.st_mode):
-        with open(target, "ab" if append else "wb") as f:
-            f.write(data)
-            f.flush()
-            return os.fstat(f.fileno()).st_size
+    if old is not None:
+        check_regular(path, old.st_mode)
 
     def fill(f: BinaryIO) -> None:
         if append and old is not None:
-            with open(target, "rb") as src:
+            with open_regular(target) as src:
                 while chunk := src.read(1 << 20):
                     f.write(chunk)
         f.write(data)

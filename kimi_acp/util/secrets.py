@@ -99,7 +99,10 @@ def redact(text: str, also: Iterable[str] = (), *, mark: str = REDACTED) -> str:
     long), replaced by `mark`, as written and in its base64 and hex forms (`encoded_forms`); the
     longest first, so no fragment of a longer secret is left."""
     extra = frozenset(v for v in also if v and len(v) >= MIN_GIVEN_CHARS)
-    patterns = _registry_patterns() if not extra or extra <= _known else _compile_forms(frozenset(_known) | extra)
+    if not extra or extra <= _known:
+        patterns = _registry_patterns()
+    else:
+        patterns = _compile_forms(frozenset(_known) | extra)
     for pattern in patterns if text else ():
         text = pattern.sub(mark, text)
     return text
@@ -145,7 +148,8 @@ _HEX_RUN = "[0-9A-Fa-f]*"
 _BASE64_ATOMS = {"+": r"[+\-]", "/": "[/_]"}
 _BASE64_RUN = r"[A-Za-z0-9+/_=\-]*"
 # What each class atom matches, as literal atoms (a pattern must start with a literal).
-_CLASS_CHOICES = {r"[+\-]": (r"\+", "-"), "[/_]": ("/", "_")} | {f"[{c}{c.upper()}]": (c, c.upper()) for c in "abcdef"}
+_CLASS_CHOICES = {r"[+\-]": (r"\+", "-"), "[/_]": ("/", "_")}
+_CLASS_CHOICES |= {f"[{c}{c.upper()}]": (c, c.upper()) for c in "abcdef"}
 
 
 def encoded_forms(value: str) -> list[tuple[str, ...]]:

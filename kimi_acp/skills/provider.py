@@ -5,15 +5,17 @@ gives `name` (default: the directory's name), `description` and `type` (`standar
 Mermaid flowchart or D2 diagram, see `flows.py` here). `/skill:<name> [request]` sends the file's text
 (plus the request) as the turn's user message; `/flow:<name>` walks a flow skill's chart.
 
-Where skills are found, the first of a name winning (Kimi Code CLI's order and directories):
+Where skills are found, the first of a name winning (Kimi Code CLI's directories; its order but for
+the project, which comes last here so that it never replaces a skill of yours, issue #30):
 
-1. `--skills-dir D` (repeatable) — given, it replaces the project and user directories;
-2. the project: `.kimi/skills`, `.claude/skills`, `.codex/skills` (all that exist, or only the
-   first with `merge_all_available_skills = false`), then `.agents/skills`;
-3. the user: `$KIMI_SHARE_DIR/skills` (`~/.kimi/skills`), `~/.claude/skills`, `~/.codex/skills`
-   (the same rule), then the first of `~/.config/agents/skills` and `~/.agents/skills`;
-4. config `extra_skill_dirs` (`~` expanded, relative paths from the work dir);
-5. the skills bundled with the package (`sources.BUILTIN_SKILLS_DIR`), also with `--skills-dir`.
+1. `--skills-dir D` (repeatable) — given, it replaces the user and project directories;
+2. the user: `$KIMI_SHARE_DIR/skills` (`~/.kimi/skills`), `~/.claude/skills`, `~/.codex/skills`
+   (all that exist, or only the first with `merge_all_available_skills = false`), then the first
+   of `~/.config/agents/skills` and `~/.agents/skills`;
+3. config `extra_skill_dirs` (`~` expanded, relative paths from the work dir);
+4. the skills bundled with the package (`sources.BUILTIN_SKILLS_DIR`), also with `--skills-dir`;
+5. the project: `.kimi/skills`, `.claude/skills`, `.codex/skills` (the same rule), then
+   `.agents/skills`.
 
 A file that cannot be used (unreadable, bad YAML, a name that cannot be typed as a command) is
 skipped, logged, and shown under "Not loaded" by `/help` with its path and the reason; typing its

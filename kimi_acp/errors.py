@@ -41,6 +41,7 @@ callers catch it as one.
     │   ├── BinaryFileError, EditorRefused, TaskElsewhere, ServiceFailure
     │   ├── NotRegularFileError     util/regular_file a FIFO, a device or a socket given as a file
     │   ├── McpCallError, SubagentFailed, QuestionNotSupported
+    │   ├── MessageTooLarge         mcp/stdio         an MCP server sent more than one message may hold
     └── ProtocolError          a message that does not follow Wire or JSON-RPC
         ├── JsonRpcError, InvalidResponse
         └── WireDecodeError

@@ -3,7 +3,8 @@
 ReadFile of a FIFO used to block the event loop, and with it every session of the process (issue
 #30): a FIFO with no writer waits forever, `/dev/zero` never ends, and both report size 0. Every
 read of a file whose path someone else chose goes through `open_regular`; writes refuse the same
-(`fs.replace_file`). Standard library only (the early Wire answer reads SKILL.md files through it).
+(`fs.replace_file`). Light (the standard library and `errors.py`): the early Wire answer reads
+SKILL.md files through it.
 """
 
 from __future__ import annotations

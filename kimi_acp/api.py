@@ -111,6 +111,11 @@ class Agent:
         if self._core is None:
             from .kaos.local import LocalKaos
             from .root_core import build_root_core
+            from .util.process_guard import keep_process_private
+
+            # Before the model can run a command: the host program's environment (a key variable)
+            # and memory stay out of its reach, as in every front end (docs/security.md).
+            keep_process_private()
 
             # the agent file, skills, [[hooks]] and the Agent tool, as in every front end
             self._core = build_root_core(

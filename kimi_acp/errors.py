@@ -39,7 +39,9 @@ callers catch it as one.
     │   ├── ToolRejectedError       the user said no
     │   ├── PermissionDenied        a [permissions] deny rule, or --afk facing what always asks
     │   ├── BinaryFileError, EditorRefused, TaskElsewhere, ServiceFailure
+    │   ├── NotRegularFileError     util/regular_file a FIFO, a device or a socket given as a file
     │   ├── McpCallError, SubagentFailed, QuestionNotSupported
+    │   ├── MessageTooLarge         mcp/stdio         an MCP server sent more than one message may hold
     └── ProtocolError          a message that does not follow Wire or JSON-RPC
         ├── JsonRpcError, InvalidResponse
         └── WireDecodeError

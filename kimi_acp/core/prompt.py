@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..util.regular_file import open_regular
+
 AGENTS_MD_MAX_BYTES = 32 * 1024
 LISTING_MAX_ENTRIES = 60
 
@@ -163,8 +165,8 @@ def read_agents_md(work_dir: Path) -> str:
     """The work dir's AGENTS.md (first 32 KiB), or '' when absent or unreadable."""
     for name in ("AGENTS.md", "agents.md"):
         path = work_dir / name
-        try:
-            with open(path, "rb") as f:
+        try:  # a repository's file: a FIFO or a device in its place must not hold the session up
+            with open_regular(path) as f:
                 data = f.read(AGENTS_MD_MAX_BYTES + 1)
         except OSError:
             continue

@@ -26,7 +26,8 @@ from ..sandbox.policy import MODES
 from ..sandbox.session import SessionSandbox, mode_text
 from ..sessions import Session
 from ..tools.base import ToolContext, ToolRejectedError
-from ..util.fs import atomic_write_text, read_regular_file, special_kind
+from ..util.fs import atomic_write_text
+from ..util.regular_file import open_regular, special_kind
 from ..wire.types import StatusUpdate, UserInput
 from .approvals import Approvals
 from .compaction import CompactionHost, compact, split_point
@@ -540,7 +541,8 @@ async def _import_file(core: SlashHost, path: Path) -> tuple[str, str, str] | st
 def _read_import(path: Path) -> tuple[str, str, str] | str:
     """(content, source description, warning) of an approved file, or why it cannot be imported."""
     try:
-        data = read_regular_file(path, MAX_IMPORT_BYTES + 1)
+        with open_regular(path) as file:  # a FIFO or a device swapped in since the look is refused
+            data = file.read(MAX_IMPORT_BYTES + 1)
     except OSError as exc:
         return f"Cannot import {path}: {exc.strerror or exc}."
     if len(data) > MAX_IMPORT_BYTES:

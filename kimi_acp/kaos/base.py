@@ -21,10 +21,11 @@ class BinaryFileError(ToolError):
 
 @dataclass(frozen=True)
 class FileStat:
-    is_file: bool
+    is_file: bool  # a regular file (what `stat` says after following symlinks)
     is_dir: bool
     size: int
     mtime: float
+    mode: int = 0  # st_mode: what a path that is neither is (util.fs.check_regular says it)
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,12 @@ from pathlib import Path
 
 from ..util.child_env import child_environment
 from ..util.fs import replace_file
+from ..util.regular_file import open_regular
 from .base import BinaryFileError, CommandResult, CommandSandbox, FileStat, TextWindow
 from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, started, wait_exit
 
 logger = logging.getLogger(__name__)
 
-# Up to this size files are read/written inline; bigger ones in a worker thread so the loop stays responsive.
-_INLINE_IO_BYTES = 256 * 1024
 _SNIFF_BYTES = 8 * 1024
 _READ_CHUNK = 64 * 1024
 # Lines are counted (and skipped) a chunk at a time: memory stays at one chunk whatever the file.
@@ -88,13 +87,13 @@ def decode_text(data: bytes, path: Path) -> str:
 
 
 def _read_file(path: Path, limit: int | None) -> bytes:
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         return f.read() if limit is None else f.read(limit)
 
 
 def _read_window(path: Path, offset: int, limit: int, max_line_chars: int, max_chars: int) -> TextWindow:
     """Stream the window's lines from disk; count the others in fixed-size chunks."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         if b"\x00" in f.read(_SNIFF_BYTES):
             raise BinaryFileError(f"{path} looks like a binary file (NUL bytes)")
         f.seek(0)
@@ -246,8 +245,28 @@ async def start_shell_command(
     )
 
 
+def _file_stat(path: Path) -> FileStat | None:
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return FileStat(
+        is_file=_stat.S_ISREG(st.st_mode),
+        is_dir=_stat.S_ISDIR(st.st_mode),
+        size=st.st_size,
+        mtime=st.st_mtime,
+        mode=st.st_mode,
+    )
+
+
 class LocalKaos:
-    """Files and processes of the machine the agent runs on."""
+    """Files and processes of the machine the agent runs on.
+
+    Files are read and written in a worker thread, never on the event loop (a slow disk, a network
+    file system, an fsync hold up only the call that waits for them), and only regular files
+    (`util.fs.open_regular`): a FIFO, a device or a socket is refused with `NotRegularFileError`
+    before anything waits on it, so one session's ReadFile of a FIFO never freezes the others.
+    """
 
     name = "local"
     command_environment_known = True  # commands get our environment (without the credentials)
@@ -256,10 +275,6 @@ class LocalKaos:
     output_listener: Callable[[str, str], None] | None = None
 
     async def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
-        size = os.stat(path).st_size  # FileNotFoundError as the protocol wants
-        wanted = size if limit is None else min(size, limit)
-        if wanted <= _INLINE_IO_BYTES:
-            return _read_file(path, limit)
         return await asyncio.to_thread(_read_file, path, limit)
 
     async def read_text(self, path: Path) -> str:
@@ -268,27 +283,13 @@ class LocalKaos:
     async def read_lines(
         self, path: Path, offset: int, limit: int, *, max_line_chars: int, max_chars: int
     ) -> TextWindow:
-        if os.stat(path).st_size <= _INLINE_IO_BYTES:  # FileNotFoundError as the protocol wants
-            return _read_window(path, offset, limit, max_line_chars, max_chars)
         return await asyncio.to_thread(_read_window, path, offset, limit, max_line_chars, max_chars)
 
     async def write_text(self, path: Path, text: str, *, append: bool = False) -> int:
-        data = text.encode("utf-8")
-        if len(data) <= _INLINE_IO_BYTES:
-            return _write_file(path, data, append)
-        return await asyncio.to_thread(_write_file, path, data, append)
+        return await asyncio.to_thread(_write_file, path, text.encode("utf-8"), append)
 
     async def stat(self, path: Path) -> FileStat | None:
-        try:
-            st = os.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        return FileStat(
-            is_file=_stat.S_ISREG(st.st_mode),
-            is_dir=_stat.S_ISDIR(st.st_mode),
-            size=st.st_size,
-            mtime=st.st_mtime,
-        )
+        return await asyncio.to_thread(_file_stat, path)
 
     async def run_command(
         self,

@@ -34,6 +34,7 @@ PRECEDENCE: dict[str, int] = {"file": 0, "flag": 1, "session": 2}
 
 DEFAULT_TOOL_CALL_TIMEOUT_MS = 60_000
 DEFAULT_CONNECT_TIMEOUT_MS = 30_000
+DEFAULT_MAX_MESSAGE_MB = 16  # one message from a stdio server; more ends its connection (stdio.py)
 
 # The `transport` values fastmcp (and so Kimi Code CLI) accepts, plus `type` spellings of other
 # clients' mcp.json files; all map to one of ours.
@@ -144,10 +145,16 @@ McpServerConfig = StdioServerConfig | RemoteServerConfig
 
 @dataclass(frozen=True)
 class McpClientSettings:
-    """`[mcp.client]` of config.toml: Kimi's `tool_call_timeout_ms`, and our `connect_timeout_ms`."""
+    """`[mcp.client]` of config.toml: Kimi's `tool_call_timeout_ms`, and our `connect_timeout_ms`
+    and `max_message_mb` (the most one message from a stdio server may hold, `stdio.py`)."""
 
     tool_call_timeout_ms: int = DEFAULT_TOOL_CALL_TIMEOUT_MS
     connect_timeout_ms: int = DEFAULT_CONNECT_TIMEOUT_MS
+    max_message_mb: int = DEFAULT_MAX_MESSAGE_MB
+
+    @property
+    def max_message_bytes(self) -> int:
+        return self.max_message_mb << 20
 
     @property
     def tool_call_timeout(self) -> float:
@@ -171,11 +178,12 @@ class McpClientSettings:
         if not isinstance(client, Mapping):
             raise McpConfigError("must be a table", source="config.toml", key="mcp.client")
         values: dict[str, int] = {}
-        for key in ("tool_call_timeout_ms", "connect_timeout_ms"):
+        keys = {"tool_call_timeout_ms": "milliseconds", "connect_timeout_ms": "milliseconds", "max_message_mb": "MiB"}
+        for key, unit in keys.items():
             if key in client:
                 value = client[key]
                 if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                    raise McpConfigError("must be a positive integer (milliseconds)", source=source, key=key)
+                    raise McpConfigError(f"must be a positive integer ({unit})", source=source, key=key)
                 values[key] = value
         return cls(**values)
 

@@ -35,6 +35,7 @@ from ..util.secrets import register, register_named
 from . import procs
 from .config import McpServerConfig, RemoteServerConfig, StdioServerConfig, redact
 from .status import ServerState, ServerStatus
+from .stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
 
 log = logging.getLogger(__name__)
 
@@ -136,11 +137,13 @@ class McpConnection:
         call_timeout: float = 60.0,
         cwd: Path | None = None,
         on_change: Callable[[McpConnection], None] = lambda _c: None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.config = config
         self.name = config.name
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
+        self.max_message_bytes = max_message_bytes  # one message from a stdio server (stdio.py)
         self.cwd = cwd
         self.on_change = on_change
         self.state: ServerState = "pending"
@@ -284,18 +287,18 @@ class McpConnection:
     async def _open_transport(self, stack: contextlib.AsyncExitStack, gen: _Generation) -> tuple[Any, Any]:
         cfg = self.config
         if isinstance(cfg, StdioServerConfig):
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            procs.install_pid_hook()
-            params = StdioServerParameters(
-                command=cfg.command,
-                args=list(cfg.args),
-                env=dict(cfg.env) or None,
-                cwd=cfg.cwd or (str(self.cwd) if self.cwd else None),
-            )
             errlog = await stack.enter_async_context(_StderrPipe(self))
-            with procs.capture_pids(gen.pids):
-                streams = await stack.enter_async_context(stdio_client(params, errlog=errlog.writer))
+            streams = await stack.enter_async_context(
+                stdio_transport(
+                    cfg.command,
+                    list(cfg.args),
+                    env=dict(cfg.env),
+                    cwd=cfg.cwd or (str(self.cwd) if self.cwd else None),
+                    errlog=errlog.writer,
+                    max_message_bytes=self.max_message_bytes,
+                    on_spawn=gen.pids.append,
+                )
+            )
             for pid in gen.pids:
                 procs.register(pid)
             errlog.close_writer()  # the child has its copy; ours would keep the pipe open forever

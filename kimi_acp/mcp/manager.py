@@ -77,6 +77,7 @@ class McpManager:
             call_timeout=self.settings.tool_call_timeout,
             cwd=self.work_dir,
             on_change=self._changed,
+            max_message_bytes=self.settings.max_message_bytes,
         )
 
     # ------------------------------------------------------------------ lifecycle

@@ -1,12 +1,10 @@
 """Stdio server processes: knowing which are ours, and ending each one's whole process group.
 
-The SDK's `stdio_client` starts a server in a session of its own (so its pid is its process
-group) and on exit closes stdin, waits, then kills the group. That leaves two holes we close here:
-a server that exits on EOF while its children live on, and a process exit that never runs the
-SDK's clean-up. We learn each server's pid as it is spawned (a small wrapper around the SDK's
-private spawn function, in _compat/; reported into a context variable so concurrent sessions
-never mix them up), kill what
-is left of the group once the transport is closed, and kill every live group at interpreter exit.
+A stdio server runs in a session of its own (so its pid is its process group), and our transport
+(`stdio.py`) reports its pid as it is spawned. On exit the transport closes its stdin, waits, then
+kills the group. That leaves two holes we close here: a server that exits on EOF while its children
+live on, and a process exit that never runs the transport's clean-up. So we kill what is left of
+the group once the transport is closed, and kill every live group at interpreter exit.
 """
 
 from __future__ import annotations
@@ -17,43 +15,11 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-
-from .._compat.mcp_stdio_spawn import report_spawned_pids
 
 log = logging.getLogger(__name__)
 
-_sink: ContextVar[list[int] | None] = ContextVar("kimi_mcp_pid_sink", default=None)
 _live: set[int] = set()  # process groups of servers that may still be running, process-wide
-_hooked = False
 _atexit_registered = False
-
-
-def install_pid_hook() -> bool:
-    """Have `capture_pids` see each new server's pid (_compat/mcp_stdio_spawn.py); False when the
-    SDK does not let us, and its own clean-up is all there is."""
-    global _hooked
-    if not _hooked:
-        _hooked = report_spawned_pids(_record_pid)
-    return _hooked
-
-
-def _record_pid(pid: int) -> None:
-    sink = _sink.get()
-    if sink is not None:
-        sink.append(pid)
-
-
-@contextmanager
-def capture_pids(sink: list[int]) -> Iterator[None]:
-    """Within this block, servers spawned by this task append their pid to `sink`."""
-    token = _sink.set(sink)
-    try:
-        yield
-    finally:
-        _sink.reset(token)
 
 
 def register(pgid: int) -> None:

@@ -5,15 +5,17 @@ gives `name` (default: the directory's name), `description` and `type` (`standar
 Mermaid flowchart or D2 diagram, see `flows.py` here). `/skill:<name> [request]` sends the file's text
 (plus the request) as the turn's user message; `/flow:<name>` walks a flow skill's chart.
 
-Where skills are found, the first of a name winning (Kimi Code CLI's order and directories):
+Where skills are found, the first of a name winning (Kimi Code CLI's directories; its order but for
+the project, which comes last here so that it never replaces a skill of yours, issue #30):
 
-1. `--skills-dir D` (repeatable) — given, it replaces the project and user directories;
-2. the project: `.kimi/skills`, `.claude/skills`, `.codex/skills` (all that exist, or only the
-   first with `merge_all_available_skills = false`), then `.agents/skills`;
-3. the user: `$KIMI_SHARE_DIR/skills` (`~/.kimi/skills`), `~/.claude/skills`, `~/.codex/skills`
-   (the same rule), then the first of `~/.config/agents/skills` and `~/.agents/skills`;
-4. config `extra_skill_dirs` (`~` expanded, relative paths from the work dir);
-5. the skills bundled with the package (`sources.BUILTIN_SKILLS_DIR`), also with `--skills-dir`.
+1. `--skills-dir D` (repeatable) — given, it replaces the user and project directories;
+2. the user: `$KIMI_SHARE_DIR/skills` (`~/.kimi/skills`), `~/.claude/skills`, `~/.codex/skills`
+   (all that exist, or only the first with `merge_all_available_skills = false`), then the first
+   of `~/.config/agents/skills` and `~/.agents/skills`;
+3. config `extra_skill_dirs` (`~` expanded, relative paths from the work dir);
+4. the skills bundled with the package (`sources.BUILTIN_SKILLS_DIR`), also with `--skills-dir`;
+5. the project: `.kimi/skills`, `.claude/skills`, `.codex/skills` (the same rule), then
+   `.agents/skills`.
 
 A file that cannot be used (unreadable, bad YAML, a name that cannot be typed as a command) is
 skipped, logged, and shown under "Not loaded" by `/help` with its path and the reason; typing its
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError
+from ..util.regular_file import open_regular
 from ..util.yaml_text import YamlTextError, load_yaml
 from .sources import SkillSources, may_have_skills  # noqa: F401  (re-exported)
 
@@ -179,7 +182,8 @@ def parse_skill(text: str, path: Path) -> tuple[Skill, str | None]:
 
 def read_skill_text(skill: Skill) -> str:
     """The SKILL.md as the model gets it (read now: it may have changed since discovery)."""
-    return skill.path.read_text(encoding="utf-8").strip()
+    with open_regular(skill.path) as f:  # a project's file: never a FIFO or a device
+        return f.read().decode("utf-8").strip()
 
 
 def skill_prompt(skill: Skill, request: str) -> str:
@@ -310,7 +314,8 @@ class SkillProvider:
         try:
             if stamp[1] > MAX_SKILL_BYTES:
                 raise SkillError(f"the file is larger than {MAX_SKILL_BYTES // 1024} KiB")
-            text = path.read_text(encoding="utf-8")
+            with open_regular(path) as f:  # a project's file: a FIFO would hold every turn up
+                text = f.read(MAX_SKILL_BYTES + 1).decode("utf-8")
             skill, warning = parse_skill(text, path)
             cached = _Cached(stamp, skill, warning)
         except UnicodeDecodeError:

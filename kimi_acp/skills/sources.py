@@ -3,8 +3,11 @@
 Apart from `provider.py` because the early Wire `initialize` answer asks it before anything heavy is
 loaded: when no skill directory exists, that answer lists the built-in commands at once.
 
-The skills bundled with the package (`builtin/`: `kimi-cli-help`, `skill-creator`, as Kimi Code
-CLI bundles two of those names) come last, so any skill of the same name replaces one.
+The user's own skills come first, then the skills bundled with the package (`builtin/`:
+`kimi-cli-help`, `skill-creator`, as Kimi Code CLI bundles two of those names), and the project's
+last (issue #30): a cloned repository's skill of the same name as yours or a bundled one is left
+out, so `/skill:<name>` never sends a repository's text where you expect your own. (Kimi Code CLI
+puts the project first.)
 """
 
 from __future__ import annotations
@@ -45,17 +48,19 @@ class SkillSources:
         if self.skills_dirs:
             roots += self.skills_dirs
         else:
-            work = self.work_dir
-            roots += _existing([work / ".kimi" / "skills", work / ".claude" / "skills", work / ".codex" / "skills"], self.merge_brands)
-            roots += _existing([work / ".agents" / "skills"], False)
             user = [share_dir() / "skills", home / ".claude" / "skills", home / ".codex" / "skills"]
             roots += _existing(user, self.merge_brands)
             roots += _existing([home / ".config" / "agents" / "skills", home / ".agents" / "skills"], False)
-        for extra in self.extra_dirs:
+        for extra in self.extra_dirs:  # named in the user's own config
             path = Path(extra).expanduser()
             roots.append(path if path.is_absolute() else self.work_dir / path)
         if self.builtin:  # also with --skills-dir, as Kimi's
             roots.append(BUILTIN_SKILLS_DIR)
+        if not self.skills_dirs:  # last: a project's skill only adds a name, never replaces one
+            work = self.work_dir
+            brands = [work / ".kimi" / "skills", work / ".claude" / "skills", work / ".codex" / "skills"]
+            roots += _existing(brands, self.merge_brands)
+            roots += _existing([work / ".agents" / "skills"], False)
         unique: list[Path] = []
         seen: set[str] = set()
         for root in roots:

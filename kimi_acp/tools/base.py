@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os.path
+import re
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -308,10 +309,18 @@ def tool_error(
     return ToolReturnValue(is_error=True, output=output, message=message, display=blocks)
 
 
+# What `str.splitlines` ends a line at, for reading a huge text a line at a time.
+_LINE_END = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def cap_output(text: str, *, max_chars: int = MAX_OUTPUT_CHARS, max_line: int = MAX_LINE_CHARS) -> tuple[str, bool]:
-    """Cut over-long lines and the total; returns (text, truncated)."""
+    """Cut over-long lines and the total; returns (text, truncated).
+
+    A text much longer than the cap (an MCP server's 16 MiB answer) is read a line at a time and
+    only as far as the cap, never split whole: millions of short lines would cost far more memory
+    as a list than the text itself."""
+    lines = text.splitlines(keepends=True) if len(text) <= 4 * max_chars else _lines(text, max_line)
     truncated = False
-    lines = text.splitlines(keepends=True)
     out: list[str] = []
     total = 0
     for line in lines:
@@ -326,3 +335,17 @@ def cap_output(text: str, *, max_chars: int = MAX_OUTPUT_CHARS, max_line: int = 
         out.append(line)
         total += len(line)
     return "".join(out), truncated
+
+
+def _lines(text: str, max_line: int) -> Iterator[str]:
+    """`text.splitlines(keepends=True)`, lazily; a line longer than `max_line` comes as its first
+    `max_line + 1` characters plus its line ending (all `cap_output` looks at)."""
+    pos, size = 0, len(text)
+    while pos < size:
+        found = _LINE_END.search(text, pos)
+        end = found.end() if found is not None else size
+        if end - pos > max_line + 2:
+            yield text[pos : pos + max_line + 1] + (found.group() if found is not None else "")
+        else:
+            yield text[pos:end]
+        pos = end

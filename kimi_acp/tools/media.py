@@ -2,12 +2,12 @@
 
 Offered only to a model with `image_in` or `video_in` (the toolset points `model_capabilities`
 at the session's model); a kind the model cannot take is refused. Read locally, as in Kimi (not
-through an ACP client's buffers). Path rules as ReadFile's (`read.resolve_path`).
+through an ACP client's buffers), and only a regular file (`Kaos.read_bytes`). Path rules as
+ReadFile's (`read.resolve_path`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import mimetypes
 from collections.abc import Callable
@@ -15,10 +15,11 @@ from pathlib import Path
 
 from pydantic import Field
 
+from ..util.regular_file import NotRegularFileError
 from ..wire.types import ImageURLPart, MediaURL, TextPart, ToolReturnValue, VideoURLPart
 from .base import Params, Tool, ToolContext, tool_error, tool_ok
 from .permits import permit_read
-from .read import media_kind, resolve_path
+from .read import media_kind, read_error, resolve_path
 
 NAME = "ReadMediaFile"
 MAX_MEDIA_MEGABYTES = 100
@@ -79,16 +80,21 @@ class ReadMediaFile(Tool[ReadMediaFileParams]):
         path = resolve_path(ctx, params.path)
         if not isinstance(path, Path):
             return path
-        if not path.exists():
+        found = await ctx.kaos.stat(path)
+        if found is None:
             return tool_error(f"`{params.path}` does not exist.", brief="File not found")
-        if not path.is_file():
+        if found.is_dir:
             return tool_error(f"`{params.path}` is not a file.", brief="Invalid path")
+        if not found.is_file:  # a FIFO, a device, a socket: reading it could wait forever
+            return read_error(path, NotRegularFileError(path, found.mode))
         await permit_read(ctx, path, what="Read media file")
-        size = path.stat().st_size
+        size = found.size
         if size == 0:
             return tool_error(f"`{params.path}` is empty.", brief="Empty file")
-        with path.open("rb") as f:
-            header = f.read(_SNIFF_BYTES)
+        try:
+            header = await ctx.kaos.read_bytes(path, _SNIFF_BYTES)
+        except OSError as exc:
+            return read_error(path, exc)
         mime = _sniff_image(header)
         kind = "image" if mime else media_kind(path)
         if kind is None:
@@ -117,7 +123,10 @@ class ReadMediaFile(Tool[ReadMediaFileParams]):
                 f"`{params.path}` is {size} bytes, which exceeds the max {MAX_MEDIA_MEGABYTES}MB for media files.",
                 brief="File too large",
             )
-        data = await asyncio.to_thread(path.read_bytes)
+        try:
+            data = await ctx.kaos.read_bytes(path, MAX_MEDIA_BYTES)
+        except OSError as exc:
+            return read_error(path, exc)
         url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
         part: ImageURLPart | VideoURLPart = (
             ImageURLPart(image_url=MediaURL(url=url)) if kind == "image" else VideoURLPart(video_url=MediaURL(url=url))

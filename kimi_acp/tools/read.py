@@ -9,6 +9,7 @@ from pathlib import Path, PurePath
 from pydantic import Field, field_validator
 
 from ..kaos.base import BinaryFileError, TextWindow
+from ..util.regular_file import NotRegularFileError
 from ..wire.types import ToolReturnValue
 from .base import MAX_LINE_CHARS, TRUNCATED_MARK, Params, Tool, ToolContext, real_path, tool_error, tool_ok
 from .permits import permit_read
@@ -99,6 +100,8 @@ def read_error(path: Path, exc: OSError | BinaryFileError, what: str = "read") -
         )
     if isinstance(exc, BinaryFileError):
         return tool_error(f"`{path}` is a binary file (or not UTF-8 text) and cannot be {what} as text.")
+    if isinstance(exc, NotRegularFileError):
+        return tool_error(str(exc), brief="Not a regular file")
     if isinstance(exc, PermissionError):
         return tool_error(f"Permission denied: cannot read `{path}`.")
     logger.debug("reading %s failed", path, exc_info=exc)

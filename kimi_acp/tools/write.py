@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..kaos.base import BinaryFileError
+from ..util.regular_file import NotRegularFileError
 from ..util.visible_text import code_span
 from ..wire.types import DiffDisplayBlock, ToolReturnValue
 from .base import Params, Tool, ToolContext, real_path, tool_error, tool_ok
@@ -37,6 +38,8 @@ async def write_or_error(
         return tool_error(f"Permission denied: cannot write `{path}`.")
     except IsADirectoryError:
         return tool_error(f"`{path}` is a directory, not a file.")
+    except NotRegularFileError as exc:  # it became one since it was read
+        return tool_error(str(exc), brief="Not a regular file")
     except OSError as exc:
         logger.debug("writing %s failed", path, exc_info=True)
         return tool_error(f"Failed to write `{path}`: {exc.strerror or exc}.")
@@ -78,6 +81,8 @@ class WriteFile(Tool[WriteFileParams]):
         current = await ctx.kaos.stat(path)
         if current is not None and current.is_dir:
             return tool_error(f"`{path}` is a directory, not a file.")
+        if current is not None and not current.is_file:  # a FIFO, a device, a socket
+            return tool_error(str(NotRegularFileError(path, current.mode)), brief="Not a regular file")
         try:  # through the kaos even when not on disk: the editor may hold an unsaved buffer of it
             old_text = await ctx.kaos.read_text(path)
         except FileNotFoundError:
@@ -86,6 +91,8 @@ class WriteFile(Tool[WriteFileParams]):
             return tool_error(
                 f"`{path}` is a binary file (or not UTF-8 text); WriteFile only edits text files."
             )
+        except NotRegularFileError as exc:
+            return tool_error(str(exc), brief="Not a regular file")
         except OSError as exc:
             return tool_error(f"Failed to read the current content of `{path}`: {exc.strerror or exc}.")
 

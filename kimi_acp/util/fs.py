@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from .regular_file import check_regular, open_regular
 from .share_dir import share_dir
 
 log = logging.getLogger(__name__)
@@ -191,22 +192,20 @@ def replace_file(path: Path, data: bytes, *, append: bool = False) -> int:
     A symlink is followed: the file it points to is replaced, the link stays a link. A file with
     more hard links is replaced under this name only, so the other names keep the old content: an
     approval for a path inside the project cannot change a file outside it. A target that is not a
-    regular file (a device, a FIFO) is written in place: there is nothing to replace.
+    regular file (a FIFO, a device, a socket) is refused (`NotRegularFileError`): writing one could
+    wait forever, and replacing it is not what was asked.
     """
     target = Path(os.path.realpath(path))
     try:
         old = os.stat(target)
     except FileNotFoundError:
         old = None
-    if old is not None and not stat.S_ISREG(old.st_mode):
-        with open(target, "ab" if append else "wb") as f:
-            f.write(data)
-            f.flush()
-            return os.fstat(f.fileno()).st_size
+    if old is not None:
+        check_regular(path, old.st_mode)
 
     def fill(f: BinaryIO) -> None:
         if append and old is not None:
-            with open(target, "rb") as src:
+            with open_regular(target) as src:
                 while chunk := src.read(1 << 20):
                     f.write(chunk)
         f.write(data)
@@ -289,48 +288,3 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-# --------------------------------------------------------------------------- reading a regular file
-
-_SPECIAL_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def special_kind(mode: int) -> str | None:
-    """What a file of this `st_mode` is when it is not a regular file ("a FIFO (named pipe)", ...);
-    None for a regular file."""
-    if stat.S_ISREG(mode):
-        return None
-    return next((name for test, name in _SPECIAL_KINDS if test(mode)), "not a regular file")
-
-
-def read_regular_file(path: Path, limit: int) -> bytes:
-    """At most `limit` bytes of the regular file `path`.
-
-    Opened without blocking and checked once open (fstat), so a FIFO, a device or a socket found
-    there, even one swapped in after an earlier check, is an OSError that says what it is, never a
-    read that waits for a writer. Call it off the event loop."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
-    try:
-        kind = special_kind(os.fstat(fd).st_mode)
-        if kind is not None:
-            raise OSError(errno.EINVAL, f"it is {kind}, not a regular file", str(path))
-        os.set_blocking(fd, True)
-        chunks: list[bytes] = []
-        remaining = limit
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)

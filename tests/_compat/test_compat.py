@@ -254,22 +254,6 @@ async def test_pipes_of_a_killed_command_are_closed_only_where_checked(monkeypat
     await proc.wait()
 
 
-def test_an_mcp_sdk_without_its_spawn_function_tracks_no_pids(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mcp.client.stdio as stdio_module
-
-    from kimi_acp._compat import mcp_stdio_spawn
-
-    monkeypatch.delenv(_compat.PLAIN_ENV, raising=False)
-    monkeypatch.setattr(logging.getLogger(), "handlers", [])
-    monkeypatch.setattr(_compat, "_notes", [])
-    monkeypatch.delattr(stdio_module, mcp_stdio_spawn.PRIVATE_NAME)
-    assert mcp_stdio_spawn.report_spawned_pids(lambda pid: None) is False
-    assert _compat.take_notes() == [
-        "compat: mcp-stdio-pids failed (AttributeError: mcp.client.stdio has no "
-        "_create_platform_compatible_process); the plain way instead"
-    ]
-
-
 def test_private_names_of_other_projects_are_used_only_in_compat() -> None:
     """Outside kimi_acp/_compat: no import of another project's private module or name, and no
     `getattr(x, "_name")` / `setattr` reaching for one."""

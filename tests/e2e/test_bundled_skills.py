@@ -85,20 +85,29 @@ async def test_wire_lists_both_and_running_one_sends_its_text_to_the_model(
     assert await wire.close() == 0
 
 
-async def test_a_project_or_user_skill_of_the_same_name_wins(
+@pytest.mark.processes
+async def test_a_users_skill_replaces_a_bundled_one_and_a_projects_replaces_neither(
     start_wire, share_dir: Path, work_dir: Path, home: dict[str, str]
 ) -> None:
-    add_skill(work_dir / ".kimi" / "skills", "kimi-cli-help", "The team's own help", "PROJECT-HELP-BODY")
+    """Issue #30: a cloned repository's `.kimi/skills/<name>` named like one of your skills or a
+    bundled one is left out, so typing `/skill:<name>` never sends the repository's text as yours."""
+    add_skill(work_dir / ".kimi" / "skills", "kimi-cli-help", "The repository's help", "PROJECT-HELP-BODY")
+    add_skill(work_dir / ".kimi" / "skills", "deploy", "The repository's deploy", "PROJECT-DEPLOY-BODY")
+    add_skill(work_dir / ".kimi" / "skills", "lint", "The repository's lint", "PROJECT-LINT-BODY")
+    add_skill(share_dir / "skills", "deploy", "My deploy", "USER-DEPLOY-BODY")
     add_skill(share_dir / "skills", "skill-creator", "My way of writing skills", "USER-CREATOR-BODY")
-    wire = await start_wire(["text: one", "text: two"], env=home)
+    wire = await start_wire(["text: one", "text: two", "text: three", "text: four"], env=home)
     init, _ = await wire.call("initialize", {"protocol_version": "1.10"})
     listed = {c["name"]: c["description"] for c in init["result"]["slash_commands"]}
-    assert listed["skill:kimi-cli-help"] == "The team's own help"
+    assert listed["skill:kimi-cli-help"] != "The repository's help"  # the bundled one
+    assert listed["skill:deploy"] == "My deploy"
     assert listed["skill:skill-creator"] == "My way of writing skills"
-    await wire.call("prompt", {"user_input": "/skill:kimi-cli-help"})
-    await wire.call("prompt", {"user_input": "/skill:skill-creator"})
+    assert listed["skill:lint"] == "The repository's lint"  # a name of its own: added
+    for command in ("/skill:kimi-cli-help", "/skill:deploy", "/skill:skill-creator", "/skill:lint"):
+        await wire.call("prompt", {"user_input": command})
     texts = user_texts(share_dir, work_dir)
-    assert [t.splitlines()[-1] for t in texts] == ["PROJECT-HELP-BODY", "USER-CREATOR-BODY"]
+    assert texts[0] == bundled_text("kimi-cli-help")
+    assert [t.splitlines()[-1] for t in texts[1:]] == ["USER-DEPLOY-BODY", "USER-CREATOR-BODY", "PROJECT-LINT-BODY"]
     assert await wire.close() == 0
 
 

@@ -4,16 +4,21 @@ log line carries a secret the process knows, even when the model "knows" it and 
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import tomlkit
 
+from tests.support.requirements import unavailable
 from tests.support.wire_client import WireProcess, events, scripted_config_data, tool_call
 
 # Security guarantees are checked on real processes, as a user runs the server (not in memory).
@@ -137,3 +142,90 @@ async def test_a_plugin_tool_gets_its_injected_key_but_not_the_agents(start_wire
     assert await wire.close() == 0
     output = results["p1"]["output"]
     assert "agent key: absent" in output and f"injected key length: {len(CONFIG_KEY)}" in output
+
+
+# --------------------------------------------------------------------------- the agent's own process
+
+
+def key_forms(key: str) -> list[str]:
+    """Every way the tests look for `key`: as written, hex, and base64 (standard and URL-safe) of
+    its whole 3-byte groups at each of the three alignments in a longer stream."""
+    data = key.encode()
+    forms = [key, data.hex(), data.hex().upper()]
+    for skip in range(3):
+        rest = data[skip:]
+        inner = base64.b64encode(rest[: len(rest) - len(rest) % 3]).decode()
+        forms += [inner, inner.replace("+", "-").replace("/", "_")]
+    return forms
+
+
+def assert_no_form(text: str, key: str, where: str) -> None:
+    """Not even 12 characters in a row of any form of `key` in `text`."""
+    for form in key_forms(key):
+        for start in range(len(form) - 11):
+            assert form[start : start + 12] not in text, f"{where} holds {form[start : start + 12]!r} of {form!r}"
+
+
+def ordinary_user() -> tuple[list[str], int | None]:
+    """How to start the agent as a user without privileges, and that user's id (None: as we are).
+    Root reads every process's /proc entry whatever it allows; a user's own commands are what the
+    guarantee is about, so as root the agent runs as `nobody` (setpriv, util-linux)."""
+    if os.geteuid() != 0:
+        return [], None
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        unavailable("running as root without setpriv (util-linux): the agent cannot run as an ordinary user")
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"], 65534
+
+
+async def test_a_command_reads_nothing_of_the_agents_own_process_and_no_encoding_of_a_key_gets_out(tmp_path: Path) -> None:
+    """Issue #30, item 4: in yolo mode a Shell command goes for the agent's own environment
+    (`/proc/$PPID/environ`, the Shell's parent), plain and base64-encoded: the kernel refuses it
+    (`PR_SET_DUMPABLE` 0). And a key that reaches a tool result encoded, at any alignment, in
+    standard or URL-safe base64 or hex, is redacted there, in the session files and in the log."""
+    prefix, uid = ordinary_user()
+    home = Path(tempfile.mkdtemp(prefix="kimi-ordinary-"))  # under /tmp: `nobody` can reach it
+    try:
+        share, work, cfg = home / "share", home / "project", home / "cfg"
+        for directory in (share, work, cfg):
+            directory.mkdir()
+        encoded = []
+        for before in (b"", b"A", b"AB"):
+            data = before + f"KIMI_API_KEY={ENV_KEY}".encode() + b"\0PATH=/usr/bin"
+            encoded += [base64.b64encode(data).decode(), base64.urlsafe_b64encode(data).decode().rstrip("="), data.hex().upper()]
+        (work / "dump.txt").write_text("\n".join(encoded) + "\n")
+        scripts = [
+            tool_call("b64", "Shell", {"command": "base64 -w0 /proc/$PPID/environ; echo; echo exit=$?"}),
+            tool_call("plain", "Shell", {"command": "tr '\\0' '\\n' < /proc/$PPID/environ | grep KIMI; ls /proc/$PPID/fd | wc -l"}),
+            tool_call("dump", "Shell", {"command": "cat dump.txt"}),
+            "text: done",
+        ]
+        config = write_config(cfg, scripts)
+        if uid is not None:
+            for path in (home, *home.rglob("*")):
+                os.chown(path, uid, uid)
+        env = {**os.environ, "KIMI_SHARE_DIR": str(share), "HOME": str(home), "KIMI_API_KEY": ENV_KEY, "KIMI_LOG_LEVEL": "DEBUG"}
+        proc = await asyncio.create_subprocess_exec(
+            *prefix, sys.executable, "-m", "kimi_acp", "--wire", "--yolo", "--work-dir", str(work), "--config-file", str(config),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=str(home),
+            limit=64 * 1024 * 1024,
+        )  # fmt: skip
+        wire = WireProcess(proc)
+        try:
+            initialized, _ = await wire.call("initialize", INIT)
+            assert "result" in initialized, initialized
+            response, seen, _asked = await wire.call_approving("prompt", {"user_input": "go"}, timeout=60)
+            assert response["result"] == {"status": "finished"}
+        finally:
+            assert await wire.close() == 0
+        results = {e["payload"]["tool_call_id"]: e["payload"]["return_value"] for e in events(seen, "ToolResult")}
+        assert "Permission denied" in results["b64"]["output"] and "exit=" in results["b64"]["output"]
+        assert "Permission denied" in results["plain"]["output"] and "KIMI" not in results["plain"]["output"]
+        assert results["dump"]["output"].count("[redacted]") == len(encoded)
+        stored = [(share / "logs").glob("kimi.log*"), (share / "sessions").rglob("*.jsonl")]
+        texts = {"the tool results": json.dumps(results)} | {str(p): p.read_text() for files in stored for p in files}
+        assert any("[redacted]" in text for name, text in texts.items() if name.endswith("context.jsonl"))
+        for where, text in texts.items():
+            assert_no_form(text, ENV_KEY, where)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

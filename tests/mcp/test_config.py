@@ -266,6 +266,10 @@ def test_client_settings_from_config_toml_section() -> None:
         McpClientSettings.from_config({"client": {"tool_call_timeout_ms": "60s"}})
     with pytest.raises(McpConfigError, match="mcp.client"):
         McpClientSettings.from_config({"client": 3})
+    assert McpClientSettings().max_message_bytes == 16 << 20
+    assert McpClientSettings.from_config({"client": {"max_message_mb": 64}}).max_message_bytes == 64 << 20
+    with pytest.raises(McpConfigError, match=r"key `max_message_mb`: must be a positive integer \(MiB\)"):
+        McpClientSettings.from_config({"client": {"max_message_mb": 0}})
 
 
 @pytest.mark.parametrize(

@@ -160,3 +160,45 @@ async def test_bad_mcp_flags_are_a_one_line_start_error(tmp_path, work_dir, args
     assert code == 2
     assert expected in stderr and "Traceback" not in stderr
     assert len(stderr.strip().splitlines()) == 1
+
+
+def peak_rss_mib(pid: int) -> float:
+    """VmHWM of a process (its peak resident memory so far), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmHWM in /proc/{pid}/status")
+
+
+@pytest.mark.processes
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
+async def test_a_64_mib_answer_fails_its_call_restarts_the_server_and_costs_the_agent_little_memory(tmp_path, work_dir):
+    """Issue #30, item 6: a stdio server that answers a 64 MiB message. The call fails with the
+    reason, the server is stopped and started again on the next call, which works, and the agent's
+    peak memory grows by about the 16 MiB limit, not by the message (before: ~6.5 times it)."""
+    scripts = [
+        tool_call("p1", "pid", {}),
+        "text: first",
+        tool_call("b1", "big", {"chars": 64 << 20}),
+        tool_call("p2", "pid", {}),
+        "text: done",
+    ]
+    wire = await start(
+        tmp_path, work_dir, scripts, "--yolo", "--mcp-config", json.dumps({"mcpServers": {"s": stdio_entry()}}), process=True
+    )
+    assert isinstance(wire, WireProcess)
+    first, seen = await wire.call("prompt", {"user_input": "which pid?"}, timeout=30)
+    assert first["result"] == {"status": "finished"}
+    (p1,) = [e["payload"]["return_value"] for e in events(seen, "ToolResult")]
+    before = peak_rss_mib(wire.proc.pid)
+    response, seen = await wire.call("prompt", {"user_input": "flood it"}, timeout=60)
+    after = peak_rss_mib(wire.proc.pid)
+    assert response["result"] == {"status": "finished"}
+    results = {e["payload"]["tool_call_id"]: e["payload"]["return_value"] for e in events(seen, "ToolResult")}
+    flood = results["b1"]
+    assert flood["is_error"] and "the server sent a message of more than 16 MiB" in flood["message"], flood
+    first_pid, second_pid = int(output_text(p1["output"])), int(output_text(results["p2"]["output"]))
+    assert not results["p2"]["is_error"] and second_pid != first_pid  # a new server answered
+    assert wait_gone([first_pid]) == []
+    assert after - before < 40, (before, after)
+    assert await wire.close() == 0

@@ -111,3 +111,27 @@ def test_output_is_capped() -> None:
     texts = [p.text for p in mixed.output if isinstance(p, TextPart)]
     assert sum(len(t) for t in texts) <= 1000 + len("[...truncated]")
     assert any(isinstance(p, ImageURLPart) for p in mixed.output)
+
+
+def test_a_huge_answer_is_capped_part_by_part_and_images_share_a_budget() -> None:
+    """Issue #30: a 16 MiB text of short lines is cut without being split or joined whole (the
+    join used to copy it, `splitlines` made millions of strings); images beyond the result's image
+    budget become a note."""
+    import tracemalloc
+
+    huge = "\n" * (16 << 20)
+    tracemalloc.start()
+    try:
+        capped = convert_result(_result(*[types.TextContent(type="text", text=huge)] * 2), max_chars=1000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 << 20, peak  # far below one copy of the text
+    assert isinstance(capped.output, str) and len(capped.output) <= 1000 + len("[...truncated]")
+    assert "truncated" in capped.message
+    images = [types.ImageContent(type="image", data="A" * 600, mimeType="image/png") for _ in range(3)]
+    result = convert_result(_result(*images), capabilities={"image_in"}, max_media_chars=1300)
+    assert isinstance(result.output, list)
+    assert [type(p).__name__ for p in result.output] == ["ImageURLPart", "ImageURLPart", "TextPart"]
+    assert "the result's images exceed 1300 characters of base64" in result.output[2].text
+    assert "truncated" in result.message

@@ -72,18 +72,25 @@ def test_a_flow_skill_with_a_bad_chart_falls_back_to_a_standard_skill(tmp_path: 
     assert warning is not None and "END" in warning
 
 
-def test_project_wins_over_user_which_wins_over_extra(tmp_path: Path, home: Path, work_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_user_wins_over_extra_which_wins_over_the_project(tmp_path: Path, home: Path, work_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #30: a project's skill never replaces one of yours (nor an `extra_skill_dirs` one,
+    named in your config); it only adds names. Kimi Code CLI puts the project first."""
     share = tmp_path / "share"
     monkeypatch.setenv("KIMI_SHARE_DIR", str(share))
     write_skill(work_dir / ".kimi" / "skills", "a", skill_md("dup", "from the project"))
+    write_skill(work_dir / ".agents" / "skills", "b", skill_md("extra-dup", "from the project too"))
+    write_skill(work_dir / ".kimi" / "skills", "c", skill_md("project-only", "project"))
     write_skill(share / "skills", "a", skill_md("dup", "from the user"))
     write_skill(share / "skills", "b", skill_md("user-only", "user"))
     write_skill(home / ".claude" / "skills", "c", skill_md("claude", "claude's user dir"))
     write_skill(tmp_path / "extra", "d", skill_md("DUP", "from extra"))
-    write_skill(tmp_path / "extra", "e", skill_md("extra-only", "extra"))
+    write_skill(tmp_path / "extra", "e", skill_md("extra-dup", "extra"))
     provider = SkillProvider(sources(work_dir, home, extra_dirs=(str(tmp_path / "extra"),)))
     found = {s.name: s.description for s in provider.skills_found}
-    assert found == {"dup": "from the project", "user-only": "user", "claude": "claude's user dir", "extra-only": "extra"}
+    assert found == {
+        "dup": "from the user", "user-only": "user", "claude": "claude's user dir", "extra-dup": "extra",
+        "project-only": "project",
+    }  # fmt: skip
 
 
 def test_skills_dir_replaces_project_and_user_dirs(tmp_path: Path, home: Path, work_dir: Path) -> None:
@@ -207,12 +214,18 @@ def test_plain_front_matter_reads_what_pyyaml_reads() -> None:
             assert plain == yaml.safe_load(text), repr(text)
 
 
-def test_the_bundled_skills_come_last_and_yield_to_any_skill_of_their_name(work_dir: Path, home: Path, tmp_path: Path) -> None:
+def test_the_bundled_skills_yield_to_the_users_not_to_the_projects(
+    work_dir: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "share"))
     bundled = SkillProvider(sources(work_dir, home, builtin=True))
     assert {s.name for s in bundled.skills_found} == {"kimi-cli-help", "skill-creator"} and not bundled.problems
-    write_skill(work_dir / ".kimi" / "skills", "mine", skill_md("skill-creator", "Our own way"))
+    write_skill(work_dir / ".kimi" / "skills", "ours", skill_md("skill-creator", "The project's way"))
+    write_skill(work_dir / ".kimi" / "skills", "help", skill_md("kimi-cli-help", "The project's help"))
+    write_skill(tmp_path / "share" / "skills", "mine", skill_md("skill-creator", "My own way"))
     provider = SkillProvider(sources(work_dir, home, builtin=True))
-    assert {s.name: s.description for s in provider.skills_found}["skill-creator"] == "Our own way"
+    found = {s.name: s.description for s in provider.skills_found}
+    assert found["skill-creator"] == "My own way" and found["kimi-cli-help"] != "The project's help"
     with_flag = SkillProvider(sources(work_dir, home, builtin=True, skills_dirs=(tmp_path / "none",)))
     assert [s.name for s in with_flag.skills_found] == ["kimi-cli-help", "skill-creator"]  # --skills-dir keeps them
 

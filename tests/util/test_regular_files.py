@@ -1,4 +1,4 @@
-"""`util/fs.read_regular_file`: only a regular file is read; a FIFO, a device or a socket is an
+"""`util/regular_file.open_regular`: only a regular file is read; a FIFO, a device or a socket is an
 error at once, never a read that waits (issue #30: /import of a FIFO froze the event loop)."""
 
 from __future__ import annotations
@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.util.fs import read_regular_file, special_kind
+from kimi_acp.util.regular_file import open_regular, special_kind
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    with open_regular(path) as file:
+        return file.read(limit)
 
 
 def test_a_regular_file_is_read_up_to_the_limit(tmp_path: Path) -> None:

@@ -5,8 +5,11 @@ the log filter, every tool result leaving the toolset redacted, and child enviro
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import os
+import random
+import string
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +82,46 @@ def test_oauth_tokens_are_registered_when_read_or_refreshed() -> None:
     assert secrets.redact("acc-token-read-001 ref-token-read-001 acc-token-new-0002 ref-token-new-0002") == (
         "[redacted] [redacted] [redacted] [redacted]"
     )
+
+
+ENCODINGS = {
+    "base64": lambda data: base64.b64encode(data).decode(),
+    "base64, no padding": lambda data: base64.b64encode(data).decode().rstrip("="),
+    "base64url": lambda data: base64.urlsafe_b64encode(data).decode(),
+    "base64url, no padding": lambda data: base64.urlsafe_b64encode(data).decode().rstrip("="),
+}
+
+
+@pytest.mark.parametrize("length", [8, 9, 10, 25, 64, 1500])
+def test_each_encoding_of_a_secret_at_each_alignment_is_redacted(length: int) -> None:
+    """A secret inside an encoded stream (`base64 -w0 /proc/PID/environ`), wherever it starts in it
+    and whatever is around it: all that is left of the stream is what encodes the bytes before the
+    secret's first whole group (at most 2 of its bytes), and the rest of the run is gone."""
+    rng = random.Random(length)
+    secret = "".join(rng.choice(string.ascii_letters + string.digits + "+/=-_~") for _ in range(length))
+    secrets.register([secret])
+    for before in range(6):  # 0, 1 and 2 bytes into a group, twice
+        for after in (0, 1, 2, 5):
+            data = rng.randbytes(before) + secret.encode() + rng.randbytes(after)
+            for name, encode in ENCODINGS.items():
+                encoded = encode(data)
+                kept = encoded[: 4 * -(-before // 3)]  # the groups that start before the secret
+                assert secrets.redact(f"out: {encoded} end") == f"out: {kept}[redacted] end", (name, before, after)
+                assert secrets.holds_secret(f"curl -d {encoded}")
+            for hexed in (data.hex(), data.hex().upper()):
+                assert secrets.redact(f"out: {hexed} end") == f"out: {hexed[: 2 * before]}[redacted] end", (before, after)
+    assert secrets.redact(f"{secret}!") == "[redacted]!"  # as written: exactly the secret
+
+
+def test_encoded_forms_never_match_ordinary_text() -> None:
+    """An 8-character key's forms are at least 8 characters long; a shorter value given for one call
+    (4 to 7 characters) is redacted as written only: its encodings would be a few characters, found
+    in ordinary words."""
+    secrets.register(["Ab3dE6gH"])
+    text = "The quick brown fox: QWIzZE 0x416233 QWIz YWJjZA== abcd 61626364 Ab3dE6g done"
+    assert secrets.redact(text) == text
+    assert secrets.redact("abcd and YWJjZA== and 61626364", ["abcd"], mark="***") == "*** and YWJjZA== and 61626364"
+    assert secrets.redact(base64.b64encode(b"Ab3dE6gH").decode()) == "[redacted]"
 
 
 def test_the_log_filter_redacts_messages_arguments_and_tracebacks() -> None:

@@ -78,6 +78,9 @@ def _load_server_stack() -> Any:
     from ...startup.logs import setup_logging
 
     setup_logging("acp")
+    from ...util.process_guard import keep_process_private
+
+    keep_process_private()  # before any command can run: its children cannot read us (issue #30)
     from ..._compat.acp_sdk_import import import_sdk
 
     import_sdk()

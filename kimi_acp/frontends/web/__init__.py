@@ -59,6 +59,9 @@ def serve(
     except OSError as exc:
         return _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     setup_logging("web")
+    from ...util.process_guard import keep_process_private
+
+    keep_process_private()  # before any command can run: its children cannot read us (issue #30)
 
     import uvicorn
 

@@ -2,7 +2,9 @@
 
 Every request must carry the server's random token (`?token=` or the `X-Kimi-Token` header), so
 neither another local user nor a web page in the same browser can drive the agent; without it the
-answer is 401, with a wrong one 403. Before that, a request whose Host header is not the server's
+answer is 401, with a wrong one 403. The page drops `?token=` from its address once read (history
+and screenshots keep no token) and keeps it in the tab's sessionStorage; `/` asked for without a
+token answers a small page that brings it back from there (a reload). Before that, a request whose Host header is not the server's
 own address is refused with 403 (DNS rebinding, `host_check.py`). Responses forbid framing and
 send no Referer.
 """
@@ -10,6 +12,8 @@ send no Referer.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import hmac
 import json
 import logging
@@ -51,8 +55,30 @@ SECURITY_HEADERS = {
 }
 
 
+# The page keeps its token in the tab's sessionStorage and takes it out of the address (app.js),
+# so a reload asks for `/` without it: the answer (still 401, nothing in it is secret) is a page
+# whose one inline script, allowed by its hash alone, comes back with the token of this tab.
+RESTORE_KEY = "kimi-web-token"
+_RESTORE_SCRIPT = (
+    f"(function(){{var t=null;try{{t=sessionStorage.getItem({json.dumps(RESTORE_KEY)})}}catch(e){{}}"
+    'if(t){location.replace("/?token="+encodeURIComponent(t)+location.hash)}})();'
+)
+_RESTORE_PAGE = (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>kimi web</title>'
+    f"<script>{_RESTORE_SCRIPT}</script></head><body><p>This kimi web server needs the token from "
+    "the URL it printed (the line \u201ckimi web: open http://\u2026/?token=\u2026\u201d in its terminal)."
+    "</p></body></html>"
+)
+_RESTORE_HEADERS = SECURITY_HEADERS | {
+    "Content-Security-Policy": "default-src 'none'; script-src 'sha256-"
+    + base64.b64encode(hashlib.sha256(_RESTORE_SCRIPT.encode()).digest()).decode()
+    + "'; frame-ancestors 'none'"
+}
+
+
 class TokenGuard:
-    """ASGI middleware: refuse any request without the token (constant-time comparison)."""
+    """ASGI middleware: refuse any request without the token (constant-time comparison). The page
+    asked for without one gets the page that brings a reloaded tab's token back (RESTORE_KEY)."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
@@ -65,6 +91,10 @@ class TokenGuard:
         request = Request(scope)
         given = request.headers.get(TOKEN_HEADER) or request.query_params.get("token")
         if not given:
+            if request.method == "GET" and request.url.path == "/":
+                page = Response(_RESTORE_PAGE, 401, media_type="text/html; charset=utf-8", headers=_RESTORE_HEADERS)
+                await page(scope, receive, send)
+                return
             await _plain(401, "This kimi web server needs the token from the URL it printed.")(scope, receive, send)
             return
         if not hmac.compare_digest(given.encode("utf-8", "replace"), self.token):

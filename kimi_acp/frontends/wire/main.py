@@ -326,6 +326,9 @@ def _prepare(
     from ...startup.logs import setup_logging
 
     setup_logging("wire")
+    from ...util.process_guard import keep_process_private
+
+    keep_process_private()  # before any command can run: its children cannot read us (issue #30)
     from ...kaos.local import LocalKaos
     from .server import WireServer
 

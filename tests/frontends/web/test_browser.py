@@ -36,6 +36,9 @@ def test_the_page_drives_a_session(start_web: StartWeb, browser_page: Any, work_
     page = browser_page
     page.goto(server.url)
     expect(page.locator("#state")).to_have_text("idle")
+    # The token leaves the address (history, screenshots) once read; the tab keeps it for a reload.
+    assert "token" not in page.url and page.url.startswith(server.base + "/")
+    assert page.evaluate("sessionStorage.getItem('kimi-web-token')") == server.token
 
     # A prompt, and its streamed answer.
     page.fill("#prompt", "Say hello")
@@ -74,7 +77,8 @@ def test_the_page_drives_a_session(start_web: StartWeb, browser_page: Any, work_
     expect(page.locator('[data-tool-call-id="sh2"] .tool-output')).to_contain_text("cancelled")
     expect(page.locator("#state")).to_have_text("idle")
 
-    # Reload: the whole history is back, from the session's files.
+    # Reload (the address has no token now): the whole history is back, from the session's files.
+    assert "token" not in page.url
     page.reload()
     expect(page.get_by_test_id("user-message")).to_have_count(3)
     expect(page.get_by_test_id("user-message").nth(1)).to_have_text("List the files")
@@ -82,6 +86,7 @@ def test_the_page_drives_a_session(start_web: StartWeb, browser_page: Any, work_
     expect(page.locator('[data-tool-call-id="sh1"] .tool-output')).to_contain_text("approved-output")
     expect(page.locator('[data-tool-call-id="sh2"] .tool-output')).to_contain_text("cancelled")
     expect(page.get_by_test_id("approval")).to_have_count(0)  # history is not answerable
+    assert "token" not in page.url
 
     # Without the token, nothing: not the page, not the API.
     assert page.request.get(server.base + "/").status == 401

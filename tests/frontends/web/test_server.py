@@ -72,6 +72,12 @@ def test_every_route_refuses_a_request_without_the_right_token(start_web: StartW
         assert wrong_header.status_code == 403, (method, path)
     page = httpx.get(server.url, timeout=TIMEOUT)
     assert page.status_code == 200 and "<title>kimi web</title>" in page.text
+    # `/` without the token: the page that brings back a reloaded tab's token (test_browser.py),
+    # holding no token, its one inline script allowed by its hash and nothing else
+    bare_page = httpx.get(server.base + "/", timeout=TIMEOUT)
+    assert bare_page.status_code == 401 and server.token not in bare_page.text
+    policy = bare_page.headers["content-security-policy"]
+    assert policy.startswith("default-src 'none'; script-src 'sha256-") and "'self'" not in policy
     assert page.headers["x-frame-options"] == "DENY" and "frame-ancestors 'none'" in page.headers["content-security-policy"]
     assert server.url.startswith("http://127.0.0.1:")  # loopback by default
 

@@ -5,6 +5,15 @@
 "use strict";
 
 const TOKEN = document.querySelector('meta[name="kimi-token"]').content;
+// The token came in the address (?token=…): keep it for a reload of this tab only (sessionStorage,
+// which the server's answer to a bare `/` reads back) and take it out of the address bar and of
+// this history entry, so no screenshot or history shows it.
+try { sessionStorage.setItem("kimi-web-token", TOKEN); } catch (_) { /* storage off: no reload */ }
+if (new URLSearchParams(location.search).has("token")) {
+  const bare = new URL(location.href);
+  bare.searchParams.delete("token");
+  history.replaceState(history.state, "", bare.pathname + bare.search + bare.hash);
+}
 const $ = (id) => document.getElementById(id);
 const Cards = window.kimiCards;
 const { el, scroller } = Cards;

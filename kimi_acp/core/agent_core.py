@@ -49,6 +49,7 @@ from ..wire.types import (
     TurnEnd,
     UserInput,
     VideoURLPart,
+    encodable_user_input,
     user_input_text,
 )
 from .approvals import Approvals
@@ -441,7 +442,7 @@ class AgentCore:
     def steer(self, user_input: UserInput) -> None:
         if not self.busy:
             raise NoTurnInProgress()
-        self._steers.append(user_input)
+        self._steers.append(encodable_user_input(user_input))
 
     def cancel(self) -> bool:
         """Cancel the running turn; returns False when there is none.
@@ -528,6 +529,7 @@ class AgentCore:
 
     async def _turn_body(self, user_input: UserInput) -> TurnResult:
         self._turn_state = "running"  # from here on, cancel() cancels this task
+        user_input = encodable_user_input(user_input)  # written to wire.jsonl and context.jsonl below
         pass_env(self.config.permissions.pass_env)  # what this turn's child processes may keep (util/child_env.py)
         self.approvals.turn_id = uuid.uuid4().hex
         self._steers.clear()

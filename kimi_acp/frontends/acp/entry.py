@@ -61,11 +61,11 @@ def _early_initialize(message: dict[str, Any]) -> dict[str, Any] | None:
     from ...startup.early import request_params
 
     params = request_params(message, "initialize")
-    if params is None or not isinstance(params.get("protocolVersion"), int):
+    if params is None:
         return None
-    from .handshake import capabilities_problem, initialize_result
+    from .handshake import initialize_problem, initialize_result
 
-    if capabilities_problem(params) is not None:
+    if initialize_problem(params) is not None:
         return None  # the server answers it with the error
     return initialize_result(params)
 

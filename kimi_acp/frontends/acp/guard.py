@@ -1,7 +1,7 @@
 """Between the SDK's connection and its router: the checks and answers the SDK does not give.
 
 The SDK (0.12.1) validates params leniently (an `initialize` whose `protocolVersion` is an object
-becomes version 1, invalid `mcpServers` entries are dropped), answers a pydantic error with a bare
+becomes version 1, a `clientInfo` that is a string becomes none, invalid `mcpServers` entries are dropped), answers a pydantic error with a bare
 "Invalid params", has no route for `session/delete` or `logout`, and lets a `CancelledError` escape its request
 runner, which then sends nothing. This wrapper fixes each of those, so every request gets one
 answer whose `message` a person can act on.
@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from ...wire.serde import describe_validation_error
 from .errors import invalid_params, request_cancelled
-from .handshake import capabilities_problem
+from .handshake import initialize_problem
 
 Router = Callable[[str, Any, bool], Awaitable[Any]]
 METHOD_NOT_FOUND = -32601
@@ -52,8 +52,7 @@ class RequestGuard:
             if not isinstance(params, dict):
                 raise invalid_params("params", "must be an object")
             if method == "initialize":
-                _check_protocol_version(params)
-                problem = capabilities_problem(params)
+                problem = initialize_problem(params)
                 if problem is not None:
                     raise invalid_params(*problem)
                 self._agent.remember_initialize(params)
@@ -82,17 +81,6 @@ class RequestGuard:
         if not isinstance(session_id, str) or not session_id:
             raise invalid_params("sessionId", "required (a session id string)")
         return await self._agent.delete_session(session_id)
-
-
-def _check_protocol_version(params: dict[str, Any]) -> None:
-    """An integer, as the schema says; legacy date strings (old Zed builds) are let through."""
-    version = params.get("protocolVersion")
-    if "protocolVersion" not in params:
-        raise invalid_params("protocolVersion", "required (the ACP version the client speaks, e.g. 1)")
-    if isinstance(version, bool) or not isinstance(version, (int, str)):
-        raise invalid_params("protocolVersion", f"must be an integer (e.g. 1), got {type(version).__name__}")
-    if isinstance(version, int) and not 0 <= version <= 65535:
-        raise invalid_params("protocolVersion", f"must be between 0 and 65535, got {version}")
 
 
 def _errors(exc: ValidationError) -> list[dict[str, Any]]:

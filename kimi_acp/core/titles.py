@@ -14,6 +14,7 @@ from ..llm.types import ChatProvider, Message
 from ..wire.types import TextPart
 
 TITLE_MAX_CHARS = 60
+USER_TITLE_MAX_CHARS = 200  # a title the user gives is cut only where no list could show it anyway
 EXCERPT_MAX_CHARS = 2000  # of the prompt and of the answer: enough to name them, cheap to send
 TITLE_SYSTEM_PROMPT = "You name conversations between a user and a coding agent."
 TITLE_INSTRUCTIONS = (
@@ -38,6 +39,12 @@ def clean_title(reply: str) -> str | None:
     if not line:
         return None
     return line if len(line) <= TITLE_MAX_CHARS else line[: TITLE_MAX_CHARS - 1].rstrip() + "…"
+
+
+def user_title(text: str) -> str:
+    """A title the user gives (`/rename`, ACP `session/set_title`) as it is stored: whitespace
+    collapsed, at most USER_TITLE_MAX_CHARS characters; "" when nothing is left."""
+    return " ".join(text.split())[:USER_TITLE_MAX_CHARS].rstrip()
 
 
 def first_exchange(history: Sequence[Message]) -> tuple[str, str] | None:

@@ -2,7 +2,8 @@
 
 The SDK (0.12.1) validates params leniently (an `initialize` whose `protocolVersion` is an object
 becomes version 1, a `clientInfo` that is a string becomes none, invalid `mcpServers` entries are dropped), answers a pydantic error with a bare
-"Invalid params", has no route for `session/delete` or `logout`, and lets a `CancelledError` escape its request
+"Invalid params", has no route for `session/delete`, `session/set_title`, `session/status`,
+`session/archive`, `session/unarchive` or `logout`, and lets a `CancelledError` escape its request
 runner, which then sends nothing. This wrapper fixes each of those, so every request gets one
 answer whose `message` a person can act on.
 """
@@ -22,12 +23,24 @@ from .handshake import initialize_problem
 
 Router = Callable[[str, Any, bool], Awaitable[Any]]
 METHOD_NOT_FOUND = -32601
+# Routed here: the SDK 0.12.1 knows none of them (session_admin.py, server.py).
+SESSION_ADMIN_METHODS = frozenset(
+    {"session/delete", "session/set_title", "session/status", "session/archive", "session/unarchive"}
+)
 
 
 class ExtraMethods(Protocol):
     """What the agent serves beyond the SDK's routes."""
 
     async def delete_session(self, session_id: str) -> dict[str, Any]: ...
+
+    async def set_session_title(self, session_id: str, title: str) -> dict[str, Any]: ...
+
+    async def session_status(self, session_id: str) -> dict[str, Any]: ...
+
+    async def archive_session(self, session_id: str) -> dict[str, Any]: ...
+
+    async def unarchive_session(self, session_id: str) -> dict[str, Any]: ...
 
     async def logout(self) -> dict[str, Any]: ...
 
@@ -57,8 +70,8 @@ class RequestGuard:
                     raise invalid_params(*problem)
                 self._agent.remember_initialize(params)
             self._agent.check_session_params(method, params)
-            if method == "session/delete" and not is_notification:
-                return await self._delete(params)
+            if method in SESSION_ADMIN_METHODS and not is_notification:
+                return await self._session_admin(method, params)
             if method == "logout" and not is_notification:
                 return await self._agent.logout()
             return await self._router(method, params, is_notification)
@@ -76,10 +89,22 @@ class RequestGuard:
                 raise  # shutdown: the transport answers what is still open
             raise request_cancelled() from None
 
-    async def _delete(self, params: dict[str, Any]) -> Any:
+    async def _session_admin(self, method: str, params: dict[str, Any]) -> Any:
+        """The session methods the SDK has no route for, each naming one session."""
         session_id = params.get("sessionId")
         if not isinstance(session_id, str) or not session_id:
             raise invalid_params("sessionId", "required (a session id string)")
+        if method == "session/set_title":
+            title = params.get("title")
+            if not isinstance(title, str):
+                raise invalid_params("title", "required (a string)")
+            return await self._agent.set_session_title(session_id, title)
+        if method == "session/status":
+            return await self._agent.session_status(session_id)
+        if method == "session/archive":
+            return await self._agent.archive_session(session_id)
+        if method == "session/unarchive":
+            return await self._agent.unarchive_session(session_id)
         return await self._agent.delete_session(session_id)
 
 

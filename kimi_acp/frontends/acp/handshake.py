@@ -149,6 +149,8 @@ def agent_capabilities() -> dict[str, Any]:
         # additionalDirectories on new/load/resume/fork: more workspace roots for the tools.
         "sessionCapabilities": {
             "list": {}, "resume": {}, "close": {}, "fork": {}, "delete": {}, "additionalDirectories": {},
+            # session/set_title, session/status, session/archive + unarchive and list's filter (session_admin.py)
+            "title": {}, "status": {}, "archive": {},
             # the IDE's instructions on new/load/resume/fork: `append`, and `override` (frontends/acp/system_prompt.py)
             "systemPrompt": {"mode": {"override": {}}},
         },

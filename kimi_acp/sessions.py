@@ -71,6 +71,7 @@ class SessionState(_State):
     sandbox: str | None = None  # this session's sandbox mode (IDE picker, /sandbox); None: --sandbox, else the config's
     system_prompt: ClientSystemPrompt | None = None  # kept, so it applies after a reload and in other processes
     work_dir: str | None = None  # lets a session be found by id alone (ACP prompt to a closed session)
+    cost: dict[str, float] | None = None  # what its model requests cost so far, per currency (core/usage.py)
 
 
 def sessions_root() -> Path:

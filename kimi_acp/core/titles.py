@@ -8,9 +8,9 @@ The request has no tools and a short history; what comes back is cleaned to one 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..llm.types import ChatProvider, Message
+from ..llm.types import ChatProvider, ChatStream, Message
 from ..wire.types import TextPart
 
 TITLE_MAX_CHARS = 60
@@ -60,11 +60,16 @@ def _said_by_user(message: Message) -> bool:
     return bool(text) and not text.startswith("<system>")
 
 
-async def ask_for_title(provider: ChatProvider, prompt: str, answer: str) -> str | None:
-    """One request without tools; the cleaned title, or None when the reply has no usable text."""
+async def ask_for_title(
+    provider: ChatProvider, prompt: str, answer: str, *, on_reply: Callable[[ChatStream], None] | None = None
+) -> str | None:
+    """One request without tools; the cleaned title, or None when the reply has no usable text.
+    `on_reply(stream)` once the reply has ended (what it used is counted, core/usage.py)."""
     stream = provider.stream(TITLE_SYSTEM_PROMPT, [], title_request(prompt, answer))
     try:
         text = [part.text async for part in stream if isinstance(part, TextPart)]
     finally:
         await stream.aclose()
+    if on_reply is not None:
+        on_reply(stream)
     return clean_title("".join(text))

@@ -73,6 +73,7 @@ TASK_STARTERS = frozenset({"Shell", "Agent"})  # their background result's card 
 TERMINAL_TOOLS = frozenset({"Shell"})  # a background run's output can be shown on its card (task_output.py)
 TaskState = Callable[[str], BackgroundTaskDisplayBlock | None]  # a task's current state, if known here
 TaskLog = Callable[[str], tuple[bytes, int | None]]  # a task's output so far, and its exit code once it ended
+SessionCost = Callable[[], dict[str, Any] | None]  # the session's cost so far (usage.py), if known
 # Messages after which the next chunk belongs to a new message (see message_ids.py); the recorder
 # keeps each of them, so a replay meets them where the live turn did.
 MESSAGE_BOUNDARIES = (StepBegin, StepRetry, SteerInput, ToolCall, ToolResult, CompactionBegin, CompactionEnd)
@@ -133,8 +134,10 @@ class UpdateMapper:
         client_capabilities: dict[str, Any] | None = None,
         task_state: TaskState | None = None,
         task_log: TaskLog | None = None,
+        session_cost: SessionCost | None = None,
     ) -> None:
-        """`tool_titles(name)` names tools the mapper cannot know, e.g. "server: tool" for MCP."""
+        """`tool_titles(name)` names tools the mapper cannot know, e.g. "server: tool" for MCP;
+        `session_cost()` is what `usage_update` says the session cost so far."""
         self.cwd = cwd
         self.replay = replay
         self.notices = session_capability(client_capabilities, "notices")
@@ -156,6 +159,7 @@ class UpdateMapper:
         self._ids = MessageIds()
         self.shown_output = False  # any agent text sent this turn (errors then need a visible note)
         self.last_usage: Update | None = None
+        self._session_cost = session_cost
 
     def _title(self, name: str, arguments: str | dict[str, Any], prefix: str = "") -> str:
         custom = self._tool_titles(name) if self._tool_titles is not None else None
@@ -595,11 +599,14 @@ class UpdateMapper:
             return [{"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": "completed"}]
         return [self._agent_text("_Context compacted: older messages are now a summary._\n\n")]
 
-    @staticmethod
-    def _usage(message: StatusUpdate) -> Update | None:
+    def _usage(self, message: StatusUpdate) -> Update | None:
         if message.context_tokens is None or not message.max_context_tokens:
             return None
-        return {"sessionUpdate": "usage_update", "used": max(0, message.context_tokens), "size": message.max_context_tokens}
+        update: Update = {"sessionUpdate": "usage_update", "used": max(0, message.context_tokens), "size": message.max_context_tokens}
+        cost = self._session_cost() if self._session_cost is not None else None
+        if cost is not None:
+            update["cost"] = cost
+        return update
 
 
 def _task_content(call: _Call, block: BackgroundTaskDisplayBlock) -> list[dict[str, Any]]:

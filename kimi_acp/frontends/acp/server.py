@@ -311,6 +311,7 @@ class AcpServer:
         except AgentFileError as exc:
             raise internal_error("Invalid configuration", str(exc)) from None
         core.sandbox.runtime_mode = self.sandbox_mode
+        kaos.workspace = lambda: [core.work_dir, *core.workspace_dirs()]  # where refused writes may not go to disk
         acp_session = AcpSession(self, core)
         kaos.on_terminal = acp_session.on_terminal
         if servers is not None:

@@ -64,6 +64,7 @@ from .convert import (
     tool_title,
 )
 from .message_ids import Kind, MessageIds
+from .permission_gist import permission_kind, titled
 from .task_output import TerminalFeed, terminal_info, terminal_output_supported
 
 Update = dict[str, Any]
@@ -330,9 +331,9 @@ class UpdateMapper:
             content.insert(0, text_content(f"**Warning:** {request.warning}"))
         return {
             "toolCallId": self.acp_id(key),
-            "title": call.title if call and call.title else request.description,
+            "title": titled(call.title if call and call.title else request.description, request),
             "name": name,
-            "kind": tool_kind(name),
+            "kind": permission_kind(tool_kind(name)),
             "status": "pending",
             "rawInput": arguments,
             "locations": tool_locations(name, arguments, self.cwd),

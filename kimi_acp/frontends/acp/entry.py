@@ -27,7 +27,7 @@ SCHEMA_INDEX_DELAY_S = 2.0  # after the warm-ups (warm_up.WARM_DELAY_S)
 def terminal_hint(command: str) -> str:
     return (
         f"{command} speaks the Agent Client Protocol on stdin/stdout; start it from your editor "
-        "(see docs/acp.md). Press Ctrl-D to quit.\n"
+        "(see `kimi help acp`). Press Ctrl-D to quit.\n"
     )
 
 

@@ -502,6 +502,11 @@ def run_login(
         console.say()
         console.warn("Login cancelled.")
         return EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_FAILED
+    say_saved(console, written, answers)
+    return EXIT_OK
+
+
+def say_saved(console: Console, written: Path, answers: Answers) -> None:
+    """The last words of a login that saved an API-key provider (the dialog's and the script's)."""
     console.say(f"Saved {written}: model {answers.alias!r} ({answers.model} at {answers.base_url}) is the default.")
     console.say(NEXT_STEP)
-    return EXIT_OK

@@ -33,9 +33,10 @@ from .login import (
     parse_model_answer,
     probe_provider,
     save_config,
+    say_saved,
 )
 from .login_account import SignIn, sign_in_account
-from .login_common import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, NEXT_STEP, Console, InvalidAnswer
+from .login_common import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Console, InvalidAnswer
 
 PROVIDERS: dict[str, ProviderKind] = {kind.slug: kind for kind in MENU}
 T = TypeVar("T")
@@ -89,10 +90,7 @@ def run_scripted_login(
         if answers is None:
             return EXIT_FAILED
         written = save_config(path, answers)
-    except InvalidAnswer as exc:
-        console.warn(f"kimi: error: {exc}")
-        return EXIT_CONFIG
-    except ConfigError as exc:
+    except (InvalidAnswer, ConfigError) as exc:
         console.warn(f"kimi: error: {exc}")
         return EXIT_CONFIG
     except OSError as exc:
@@ -101,8 +99,7 @@ def run_scripted_login(
     except KeyboardInterrupt:
         console.warn("Login cancelled.")
         return EXIT_INTERRUPTED
-    console.say(f"Saved {written}: model {answers.alias!r} ({answers.model} at {answers.base_url}) is the default.")
-    console.say(NEXT_STEP)
+    say_saved(console, written, answers)
     return EXIT_OK
 
 

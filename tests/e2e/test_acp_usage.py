@@ -33,6 +33,16 @@ def raw_prompt_results(agent: Any) -> list[dict[str, Any]]:
     return [m["result"] for m in agent.recorder.incoming if m.get("id") in prompts and "result" in m]
 
 
+async def two_prompts(share: Path, project: Path) -> tuple[str, list[Any]]:
+    """A new session, two prompts; its id and the cost each usage_update said."""
+    async with serve_acp(acp_env(share)) as agent:
+        await agent.initialize()
+        session_id = (await agent.new_session(project)).session_id
+        await agent.prompt(session_id, "one")
+        await agent.prompt(session_id, "two")
+        return session_id, [u["cost"] for u in of_kind(agent.recorder.updates(session_id), "usage_update")]
+
+
 def stored_cost(share: Path, session_id: str) -> Any:
     return json.loads(next(share.glob(f"sessions/*/{session_id}/state.json")).read_text()).get("cost")
 
@@ -87,12 +97,7 @@ async def test_the_cost_follows_the_models_price_and_survives_a_restart(share, p
         default_model="scripted",
     )
     first_cost = (1000 * 2.0 + 2000 * 0.5 + 100 * 10.0) / 1e6
-    async with serve_acp(acp_env(share)) as agent:
-        await agent.initialize()
-        session_id = (await agent.new_session(project)).session_id
-        await agent.prompt(session_id, "one")
-        await agent.prompt(session_id, "two")
-        costs = [u["cost"] for u in of_kind(agent.recorder.updates(session_id), "usage_update")]
+    session_id, costs = await two_prompts(share, project)
     total = first_cost + 500 * 2.0 / 1e6
     assert costs == [{"amount": pytest.approx(first_cost), "currency": "EUR"}, {"amount": pytest.approx(total), "currency": "EUR"}]
     assert stored_cost(share, session_id) == {"EUR": pytest.approx(total)}
@@ -113,10 +118,5 @@ def reply_with_cost(text: str, cost: float) -> Stream:
 async def test_a_cost_the_provider_reports_wins_over_the_config_price(share, project, server):
     server.enqueue(reply_with_cost("priced by the server", 0.0125), text_reply("no figure", usage=(1000, 0)))
     fake_model_config(share, server, model={"price": {"input": 1.0, "output": 1.0, "currency": "USD"}})
-    async with serve_acp(acp_env(share)) as agent:
-        await agent.initialize()
-        session_id = (await agent.new_session(project)).session_id
-        await agent.prompt(session_id, "one")
-        await agent.prompt(session_id, "two")
-        costs = [u["cost"] for u in of_kind(agent.recorder.updates(session_id), "usage_update")]
+    _, costs = await two_prompts(share, project)
     assert costs == [{"amount": 0.0125, "currency": "USD"}, {"amount": pytest.approx(0.0125 + 1000 / 1e6), "currency": "USD"}]

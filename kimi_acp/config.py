@@ -12,7 +12,7 @@ import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -30,6 +30,9 @@ from .errors import ConfigError
 from .util import secrets
 from .util.fs import open_private, private_share_dir
 from .util.share_dir import share_dir
+
+if TYPE_CHECKING:
+    from .wire.types import TokenUsage
 
 # The provider types `llm.create_provider` can build. Only the public ones are ever named to users
 # (menus, hints, "expected one of"); the test types (scripted models in Kimi's echo DSL) are valid in
@@ -129,12 +132,36 @@ class Services(_Section):
     moonshot_fetch: ServiceConfig | None = None
 
 
+class ModelPrice(_Section):
+    """What the model's tokens cost, per million tokens, so an IDE can show a session's cost (ACP
+    `usage_update.cost`) where the provider reports none. Cached input defaults to `input`."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
+    currency: str = Field(default="USD", min_length=1)  # ISO 4217 ("USD", "CNY"), or a unit such as "credits"
+
+    def cost(self, usage: TokenUsage) -> float:
+        """The price of one request's tokens."""
+        cache_read = self.input if self.cache_read is None else self.cache_read
+        cache_write = self.input if self.cache_write is None else self.cache_write
+        total = (
+            usage.input_other * self.input
+            + usage.input_cache_read * cache_read
+            + usage.input_cache_creation * cache_write
+            + usage.output * self.output
+        )
+        return total / 1_000_000
+
+
 class ModelConfig(_Section):
     provider: str
     model: str
     max_context_size: int = Field(gt=0)
     capabilities: list[Capability] = []
     display_name: str | None = None
+    price: ModelPrice | None = None  # not Kimi Code CLI's: it keeps the key as an unknown one
 
 
 class LoopControl(_Section):

@@ -38,14 +38,15 @@ callers catch it as one.
     ├── ToolError              a tool call that failed in a way the model is told about
     │   ├── ToolRejectedError       the user said no
     │   ├── PermissionDenied        a [permissions] deny rule, or --afk facing what always asks
-    │   ├── BinaryFileError, EditorRefused, TaskElsewhere, ServiceFailure
+    │   ├── BinaryFileError, EditorRefused, ClientTerminalFailed, TaskElsewhere, ServiceFailure
     │   ├── NotRegularFileError     util/regular_file a FIFO, a device or a socket given as a file
     │   ├── McpCallError, SubagentFailed, QuestionNotSupported
     │   ├── MessageTooLarge         mcp/stdio         an MCP server sent more than one message may hold
     └── ProtocolError          a message that does not follow Wire or JSON-RPC
         ├── JsonRpcError, InvalidResponse
         └── WireDecodeError
-    InvalidAnswer (cli/login_common) is a KimiError too: an answer `kimi login` cannot use.
+    InvalidAnswer (cli/login_common) is a KimiError too: an answer `kimi login` cannot use;
+    ScriptError (cli/login_script), an option `kimi login --provider` cannot use, is one.
 
 `tests/test_errors.py` checks that every exception class of the package is in this tree.
 """

@@ -5,6 +5,8 @@
         wire.jsonl      every message of every turn (wire/file.py)
         state.json      approvals, title, plan mode, todos (written atomically)
         turn.lock       held by the process running a turn of the session (core/session_lock.py)
+        archived        present while the session is archived (hidden from default listings);
+                        a file of its own, so no process's rewrite of state.json can drop it
     $KIMI_SHARE_DIR/kimi.json   work dirs and their last session (for --continue)
     $KIMI_SHARE_DIR/kimi.json.lock   held while a process updates kimi.json
 """
@@ -26,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import SessionError
 from .util.file_lock import release, wait_lock
-from .util.fs import atomic_write_text, canonical_path, make_dirs_below, private_dir, private_share_dir
+from .util.fs import atomic_write_text, canonical_path, make_dirs_below, open_private, private_dir, private_share_dir
 from .util.share_dir import share_dir
 from .wire.types import TodoDisplayItem
 
@@ -71,6 +73,7 @@ class SessionState(_State):
     always_ask: bool | None = None
     system_prompt: ClientSystemPrompt | None = None  # kept, so it applies after a reload and in other processes
     work_dir: str | None = None  # lets a session be found by id alone (ACP prompt to a closed session)
+    cost: dict[str, float] | None = None  # what its model requests cost so far, per currency (core/usage.py)
 
 
 def sessions_root() -> Path:
@@ -139,6 +142,20 @@ class Session:
             except OSError:
                 times.append(0.0)
         return max(times)
+
+    @property
+    def archive_marker(self) -> Path:
+        return self.dir / "archived"
+
+    def is_archived(self) -> bool:
+        return self.archive_marker.exists()
+
+    def set_archived(self, archived: bool) -> None:
+        """Archive (hide from default listings) or unarchive; either twice is no error."""
+        if archived:
+            open_private(self.archive_marker, "w").close()
+        else:
+            self.archive_marker.unlink(missing_ok=True)
 
     def is_empty(self) -> bool:
         """No turn ever ran: nothing worth listing."""

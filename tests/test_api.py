@@ -76,6 +76,19 @@ async def test_arun_returns_the_text_of_the_final_step(make_agent: MakeAgent, wo
     assert roles.count("assistant") == 2 and roles.count("tool") == 1
 
 
+async def test_a_lone_surrogate_in_the_input_is_stored_as_a_replacement_character(make_agent: MakeAgent, work_dir: Path) -> None:
+    """JSON accepts "\\ud800", UTF-8 cannot hold it: the turn stores U+FFFD instead of failing half-written."""
+    agent = make_agent(["text: seen", "text: again"])
+    assert await agent.arun("a\ud800b") == "seen"
+    assert ("user", json.dumps("a\ufffdb")) in context_roles_and_texts(work_dir, agent.session_id)
+    events = await collect(agent, [TextPart(text="c\udc00d")])
+    assert isinstance(events[0], TurnBegin) and events[0].user_input == [TextPart(text="c\ufffdd")]
+    session = find(work_dir, agent.session_id)
+    assert session is not None
+    types = [json.loads(line).get("message", {}).get("type") for line in session.wire_file.read_text(encoding="utf-8").splitlines()]
+    assert types.count("TurnBegin") == types.count("TurnEnd") == 2
+
+
 async def test_arun_events_in_order(make_agent: MakeAgent) -> None:
     agent = make_agent(["text: Hel\ntext: lo\nusage: input_other=5 output=2"])
     messages = await collect(agent, "hi")

@@ -185,6 +185,18 @@ BAD_CASES = {
         "at models.x.capabilities.0",
         "image_in",
     ),
+    "price_negative": (
+        '[providers.p]\ntype = "kimi"\n[models.x]\nprovider = "p"\nmodel = "m"\nmax_context_size = 1\n'
+        "price = { input = -1, output = 2 }\n",
+        "at models.x.price.input",
+        "greater than or equal to 0",
+    ),
+    "price_without_output": (
+        '[providers.p]\ntype = "kimi"\n[models.x]\nprovider = "p"\nmodel = "m"\nmax_context_size = 1\n'
+        "price = { input = 1 }\n",
+        "at models.x.price.output",
+        "Field required",
+    ),
     "provider_type_missing": ("[providers.p]\nbase_url = 'x'\n", "at providers.p.type", "Field required"),
     "provider_type_unknown": (
         '[providers.foo]\ntype = "openai"\nbase_url = "https://api.openai.com/v1"\n',

@@ -66,7 +66,7 @@ def print_info(config_file: str | None, as_json: bool) -> int:
         print(f"  {name} {plugin['version']}: {', '.join(plugin['tools']) or 'no tools'}")
     permissions = info["permissions"]
     if not any(permissions.values()):
-        print("permissions:   (no rules: every call asks as usual; docs/security.md)")
+        print("permissions:   (no rules: every call asks as usual; `kimi help security`)")
     else:
         print("permissions (deny wins over ask, ask over allow):")
         for verdict in ("deny", "ask", "allow"):

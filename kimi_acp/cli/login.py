@@ -55,32 +55,36 @@ class ProviderKind:
     capabilities: tuple[str, ...] = ()
     key_optional: bool = False  # local servers (Ollama, llama.cpp) take no key
     account: bool = False  # sign in with a Kimi account (device flow) instead of an API key
+    slug: str = ""  # its name for `kimi login --provider` (login_script.py)
 
 
 KINDS: tuple[ProviderKind, ...] = (
     ProviderKind(
         "Kimi Code subscription with an API key", "kimi", "https://api.kimi.com/coding/v1", "kimi-for-coding", 262144,
-        capabilities=("thinking",),
+        capabilities=("thinking",), slug="kimi-code",
     ),
-    ProviderKind("Moonshot AI open platform", "kimi", "https://api.moonshot.ai/v1", "kimi-k2-0905-preview", 262144),
+    ProviderKind(
+        "Moonshot AI open platform", "kimi", "https://api.moonshot.ai/v1", "kimi-k2-0905-preview", 262144, slug="moonshot"
+    ),
     ProviderKind(
         "OpenAI-compatible server (OpenAI, DeepSeek, vLLM, Ollama, llama.cpp)",
         "openai_legacy", "https://api.openai.com/v1", "", 128000,
-        key_optional=True,
+        key_optional=True, slug="openai",
     ),
-    ProviderKind("Anthropic", "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5", 200000),
+    ProviderKind("Anthropic", "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5", 200000, slug="anthropic"),
     ProviderKind(
         "OpenAI with the Responses API (GPT-5 and Codex models)", "openai_responses", "https://api.openai.com/v1", "", 400000,
-        capabilities=("thinking", "image_in"),
+        capabilities=("thinking", "image_in"), slug="openai-responses",
     ),
     ProviderKind(
         "Google Gemini (an API key from Google AI Studio)", "gemini", "https://generativelanguage.googleapis.com", "",
-        1048576, capabilities=("thinking", "image_in"),
+        1048576, capabilities=("thinking", "image_in"), slug="gemini",
     ),
 )
 # The Kimi account comes first: subscription users are the largest group, and need no key.
 ACCOUNT = ProviderKind(
-    "Kimi account: sign in with your browser (Kimi Code subscription, no API key)", "kimi", "", "", 262144, account=True
+    "Kimi account: sign in with your browser (Kimi Code subscription, no API key)", "kimi", "", "", 262144, account=True,
+    slug="kimi-account",
 )
 MENU: tuple[ProviderKind, ...] = (ACCOUNT, *KINDS)
 
@@ -498,6 +502,11 @@ def run_login(
         console.say()
         console.warn("Login cancelled.")
         return EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_FAILED
+    say_saved(console, written, answers)
+    return EXIT_OK
+
+
+def say_saved(console: Console, written: Path, answers: Answers) -> None:
+    """The last words of a login that saved an API-key provider (the dialog's and the script's)."""
     console.say(f"Saved {written}: model {answers.alias!r} ({answers.model} at {answers.base_url}) is the default.")
     console.say(NEXT_STEP)
-    return EXIT_OK

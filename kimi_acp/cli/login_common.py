@@ -12,7 +12,7 @@ from ..errors import KimiError
 T = TypeVar("T")
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
-NEXT_STEP = "Next: add `kimi acp` to your IDE; see docs/acp.md"
+NEXT_STEP = "Next: add `kimi acp` to your IDE; see `kimi help acp`"
 MAX_LISTED_MODELS = 20
 
 

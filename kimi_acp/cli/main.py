@@ -14,12 +14,14 @@ from typing import Any, NoReturn
 from ..sandbox import MODE_NAMES
 
 LOGIN_ARGS = (["login"], ["--login"])
+# `kimi login --provider NAME` (cli/login_script.py; a test keeps the two lists equal).
+LOGIN_PROVIDERS = ("kimi-account", "kimi-code", "moonshot", "openai", "anthropic", "openai-responses", "gemini")
 
 # `kimi acp --help` and `kimi-acp --help`: what the server is, and how to give it a model first.
 # An IDE's terminal auth runs the configured command with `login` appended (see frontends/acp/handshake.py).
 ACP_HELP = (
     "Serve the Agent Client Protocol on stdin/stdout, for Zed, JetBrains and other ACP clients. "
-    "Your editor starts it (see docs/acp.md); started on a terminal it just waits for JSON-RPC "
+    "Your editor starts it (see `kimi help acp`); started on a terminal it just waits for JSON-RPC "
     "messages (Ctrl-D quits).",
     "First give it a model: run `kimi login` (the same as `kimi acp login`, which is what an IDE's "
     "\"log in\" button runs in a terminal) to sign in with your Kimi account, or to choose a provider, "
@@ -153,11 +155,12 @@ def _click_main() -> None:
                 fail("--wire cannot be combined with a subcommand")
             return
         if not wire:
-            click.echo(ctx.get_help())
-            click.echo(
-                "\nThis package has no interactive terminal UI: add `kimi acp` to your IDE, "
-                "or drive `kimi --wire` from a program."
-            )
+            from .help import first_steps, model_ready
+
+            if model_ready():
+                click.echo(ctx.get_help() + "\n\n" + first_steps(ready=True))
+            else:  # what to do first, before the list of commands a new user would read instead
+                click.echo(first_steps(ready=False) + "\n\n" + ctx.get_help())
             return
         from ..frontends.wire.main import run_wire
 
@@ -174,9 +177,43 @@ def _click_main() -> None:
             _login()
         _serve_acp(sandbox)
 
-    @cli.command(help="Sign in with your Kimi account, or set up an API-key provider and model (writes config.toml).")
-    def login() -> None:
-        _login()
+    @cli.command(name="help", help="Show a user doc (`kimi help acp`); without a topic, list them.")
+    @click.argument("topic", required=False)
+    def help_(topic: str | None) -> None:
+        from .help import topic_list, topic_text, topics
+
+        if topic is None:
+            click.echo(topic_list())
+            return
+        text = topic_text(topic)
+        if text is None:
+            fail(f"no help topic {topic!r} (topics: {', '.join(topics()) or 'none installed'})")
+        click.echo(text, nl=False)
+
+    @cli.command(
+        help=(
+            "Sign in with your Kimi account, or set up an API-key provider and model (writes config.toml). "
+            "Without options it asks; with --provider it asks nothing (for scripts). The API key is never an "
+            "option: name an environment variable that holds it (--api-key-env), or pipe it in (--api-key-stdin)."
+        )
+    )
+    @click.option("--provider", metavar="NAME", help=f"Set up without questions: {', '.join(LOGIN_PROVIDERS)}.")
+    @click.option("--base-url", metavar="URL", help="The provider's base URL (default: the provider's usual one).")
+    @click.option("--model", metavar="NAME", help="The model name the server knows (default: the provider's usual one).")
+    @click.option("--max-context-size", type=click.IntRange(min=1), help="The model's window in tokens.")
+    @click.option("--name", metavar="ALIAS", help="The model's name in config.toml (default: from the model name).")
+    @click.option("--api-key-env", metavar="VAR", help="Read the API key from this environment variable.")
+    @click.option("--api-key-stdin", is_flag=True, help="Read the API key from the first line of stdin.")
+    @click.option("--no-check", is_flag=True, help="Save without checking the key with the provider.")
+    def login(provider: str | None, no_check: bool, **options: Any) -> None:
+        scripted = {k: v for k, v in options.items() if v not in (None, False)}
+        if provider is None and not scripted and not no_check:
+            _login()
+        if provider is None:
+            fail("--provider is required with the other options (kimi login --help)")
+        from .login_script import Script, run_scripted_login
+
+        sys.exit(run_scripted_login(Script(provider=provider, check=not no_check, **options)))
 
     @cli.command(help="Sign out of your Kimi account: delete its tokens and its entries in config.toml.")
     def logout() -> None:

@@ -22,7 +22,7 @@ from ..config import TEST_PROVIDER_TYPES, Config, ConfigError, LoadedConfig, Res
 from ..kaos.base import Kaos
 from ..kaos.tasks import TaskTable
 from ..llm.errors import ChatProviderError, is_context_overflow, is_retryable
-from ..llm.types import ChatProvider, Message
+from ..llm.types import ChatProvider, ChatStream, Message
 from ..permissions.rules import Rules
 from ..sandbox.session import SessionSandbox
 from ..sessions import Session, shorten_title
@@ -49,6 +49,7 @@ from ..wire.types import (
     TurnEnd,
     UserInput,
     VideoURLPart,
+    encodable_user_input,
     user_input_text,
 )
 from .approvals import Approvals
@@ -77,6 +78,7 @@ from .turn import (
     TitleChanged,
     TurnResult,
 )
+from .usage import UsageMeter
 
 __all__ = ["AgentCore", "FromUser", "INTERNAL_SIGNALS", "ModeChanged", "TitleChanged", "TurnResult"]
 
@@ -158,6 +160,7 @@ class AgentCore:
         self.thinking = thinking if thinking is not None else session.state.thinking
         self.max_steps_override = max_steps_per_turn
         self._provider: ChatProvider | None = None
+        self.usage = UsageMeter(session)  # what its model requests used (a subagent's core: its root's)
         # The session id the provider is told (prompt cache key; the scripted test model's queue);
         # a subagent uses its root's, so a scripted run plays one list of replies for the whole tree.
         self.provider_session_id = session.id
@@ -419,7 +422,9 @@ class AgentCore:
         state.title_generate_attempts += 1
         self.session.save_state()
         try:
-            title = await asyncio.wait_for(ask_for_title(self.require_provider(), *exchange), TITLE_TIMEOUT_S)
+            title = await asyncio.wait_for(
+                ask_for_title(self.require_provider(), *exchange, on_reply=self.record_usage), TITLE_TIMEOUT_S
+            )
         except Exception as exc:  # a title is a nicety: the session goes on without one
             log.warning("session %s: no title from the model: %s", self.session.id, exc)
             return None
@@ -443,7 +448,7 @@ class AgentCore:
     def steer(self, user_input: UserInput) -> None:
         if not self.busy:
             raise NoTurnInProgress()
-        self._steers.append(user_input)
+        self._steers.append(encodable_user_input(user_input))
 
     def cancel(self) -> bool:
         """Cancel the running turn; returns False when there is none.
@@ -487,6 +492,7 @@ class AgentCore:
         except Exception:
             log.exception("stopping background hooks failed")
         self.approvals.reject_pending(background=True)  # background subagents' requests too
+        self.usage.save()  # what background subagents spent since the last turn
         self._close_files()
         for service in self.services:
             try:
@@ -535,6 +541,7 @@ class AgentCore:
         typed = isinstance(prompt, FromUser)
         user_input = prompt.user_input if isinstance(prompt, FromUser) else prompt
         self._turn_state = "running"  # from here on, cancel() cancels this task
+        user_input = encodable_user_input(user_input)  # written to wire.jsonl and context.jsonl below
         pass_env(self.config.permissions.pass_env)  # what this turn's child processes may keep (util/child_env.py)
         self.approvals.turn_id = uuid.uuid4().hex
         self._steers.clear()
@@ -568,6 +575,7 @@ class AgentCore:
             for request in list(self._requests.values()):
                 request.resolve(None)
             self.stream.send(TurnEnd())
+            self.usage.save()
             self._close_files()  # flushed and closed: idle sessions keep no file descriptors
 
     def _close_files(self) -> None:
@@ -738,6 +746,11 @@ class AgentCore:
         return PLAN_MODE_REMINDER.format(path=path, state=state, finish=finish)
 
     # ------------------------------------------------------------------ model
+
+    def record_usage(self, stream: ChatStream) -> None:
+        """A model reply ended: its tokens and cost go to the session's meter (a `StepHost` and
+        `CompactionHost` method; a subagent's core shares its root's meter)."""
+        self.usage.record(stream, self.resolved_model())
 
     def require_provider(self) -> ChatProvider:
         """The session's chat provider, created on first use; LLMNotSet when no model is usable."""

@@ -8,12 +8,13 @@ rotated, not deleted.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 from ..config import Config, LoopControl
 from ..llm.errors import is_retryable
-from ..llm.types import ChatProvider, Message
+from ..llm.types import ChatProvider, ChatStream, Message
 from ..wire.types import CompactionBegin, CompactionEnd, TextPart, ToolCall
 from .context import Context
 from .hook_points import HookRunner
@@ -43,6 +44,10 @@ class CompactionHost(Protocol):
 
     def fresh_system_prompt(self) -> str:
         """The session's system prompt built anew (the agent file's template, skills, workspace)."""
+        ...
+
+    def record_usage(self, stream: ChatStream) -> None:
+        """The summary's reply ended: count its tokens and cost (core/usage.py)."""
         ...
 
 PRESERVED_MESSAGES = 2
@@ -104,7 +109,9 @@ async def compact(
     try:
         instructions = SUMMARY_INSTRUCTIONS + (f"\n\nPay particular attention to: {focus}" if focus else "")
         request = [Message(role="user", content=f"{_render(history[:cut])}\n\n---\n\n{instructions}")]
-        summary, output_tokens = await _summarise(provider, request, core.config.loop_control.max_retries_per_step)
+        summary, output_tokens = await _summarise(
+            provider, request, core.config.loop_control.max_retries_per_step, core.record_usage
+        )
         preserved = history[cut:]
         head = Message(
             role="user",
@@ -121,7 +128,9 @@ async def compact(
     return True
 
 
-async def _summarise(provider: ChatProvider, request: list[Message], attempts: int) -> tuple[str, int]:
+async def _summarise(
+    provider: ChatProvider, request: list[Message], attempts: int, on_reply: Callable[[ChatStream], None]
+) -> tuple[str, int]:
     for attempt in range(1, attempts + 1):
         stream = provider.stream(SUMMARY_SYSTEM_PROMPT, [], request)
         try:
@@ -131,6 +140,7 @@ async def _summarise(provider: ChatProvider, request: list[Message], attempts: i
                     text.append(part.text)
                 elif isinstance(part, ToolCall):
                     pass
+            on_reply(stream)
             usage = stream.usage
             return "".join(text).strip(), usage.output if usage else 0
         except Exception as exc:

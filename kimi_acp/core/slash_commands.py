@@ -35,6 +35,7 @@ from .context import Context
 from .messages import estimate_tokens, system_note, user_message
 from .plan_file import clear_plan, plan_file_path, read_plan
 from .slash import SlashCommand, SlashRegistry
+from .titles import user_title
 from .transcript import (
     MAX_IMPORT_BYTES,
     default_export_name,
@@ -327,12 +328,9 @@ async def _sandbox(core: SlashHost, args: str) -> TurnResult:
     return DONE
 
 
-TITLE_MAX_CHARS = 200
-
-
 async def _rename(core: SlashHost, args: str) -> TurnResult:
     """`/rename <title>`: the session's title, as the IDE's history shows it; never replaced later."""
-    title = " ".join(_strip_quotes(args).split())[:TITLE_MAX_CHARS]
+    title = user_title(_strip_quotes(args))
     if not title:
         core.say("Usage: `/rename <title>`")
         return DONE

@@ -42,6 +42,10 @@ class StepHost(Protocol):
 
     def tool_context(self, call: ToolCall, tool_name: str) -> ToolContext: ...
 
+    def record_usage(self, stream: ChatStream) -> None:
+        """A reply ended: count its tokens and cost (core/usage.py)."""
+        ...
+
 
 @dataclass
 class _StepState:
@@ -104,6 +108,7 @@ async def run_step(host: StepHost, provider: ChatProvider) -> list[ToolOutcome]:
             _dispatch(host, state, state.close_open_call())
         finally:
             await stream.aclose()
+        host.record_usage(stream)  # before the StatusUpdate: a front end showing it reads the cost
         _send_status(host, stream)
         outcomes = [await state.tasks[c.id] for c in state.calls]
     except asyncio.CancelledError:

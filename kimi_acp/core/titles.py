@@ -8,12 +8,13 @@ The request has no tools and a short history; what comes back is cleaned to one 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..llm.types import ChatProvider, Message
+from ..llm.types import ChatProvider, ChatStream, Message
 from ..wire.types import TextPart
 
 TITLE_MAX_CHARS = 60
+USER_TITLE_MAX_CHARS = 200  # a title the user gives is cut only where no list could show it anyway
 EXCERPT_MAX_CHARS = 2000  # of the prompt and of the answer: enough to name them, cheap to send
 TITLE_SYSTEM_PROMPT = "You name conversations between a user and a coding agent."
 TITLE_INSTRUCTIONS = (
@@ -40,6 +41,12 @@ def clean_title(reply: str) -> str | None:
     return line if len(line) <= TITLE_MAX_CHARS else line[: TITLE_MAX_CHARS - 1].rstrip() + "…"
 
 
+def user_title(text: str) -> str:
+    """A title the user gives (`/rename`, ACP `session/set_title`) as it is stored: whitespace
+    collapsed, at most USER_TITLE_MAX_CHARS characters; "" when nothing is left."""
+    return " ".join(text.split())[:USER_TITLE_MAX_CHARS].rstrip()
+
+
 def first_exchange(history: Sequence[Message]) -> tuple[str, str] | None:
     """The first user request and the agent's first answer with text, or None before there is one."""
     prompt = next((m.text() for m in history if m.role == "user" and _said_by_user(m)), "")
@@ -53,11 +60,16 @@ def _said_by_user(message: Message) -> bool:
     return bool(text) and not text.startswith("<system>")
 
 
-async def ask_for_title(provider: ChatProvider, prompt: str, answer: str) -> str | None:
-    """One request without tools; the cleaned title, or None when the reply has no usable text."""
+async def ask_for_title(
+    provider: ChatProvider, prompt: str, answer: str, *, on_reply: Callable[[ChatStream], None] | None = None
+) -> str | None:
+    """One request without tools; the cleaned title, or None when the reply has no usable text.
+    `on_reply(stream)` once the reply has ended (what it used is counted, core/usage.py)."""
     stream = provider.stream(TITLE_SYSTEM_PROMPT, [], title_request(prompt, answer))
     try:
         text = [part.text async for part in stream if isinstance(part, TextPart)]
     finally:
         await stream.aclose()
+    if on_reply is not None:
+        on_reply(stream)
     return clean_title("".join(text))

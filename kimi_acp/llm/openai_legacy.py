@@ -129,6 +129,15 @@ def to_openai_messages(
     return out
 
 
+def reported_cost(usage: Mapping[str, Any]) -> float | None:
+    """What the request cost, when the server says so in its usage (OpenRouter's `cost`, in credits
+    worth one US dollar each); None otherwise."""
+    cost = usage.get("cost")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+        return float(cost)
+    return None
+
+
 def usage_from_openai(usage: Mapping[str, Any]) -> TokenUsage:
     """OpenAI usage → TokenUsage; cached tokens from `prompt_tokens_details` or Moonshot's field."""
     prompt = token_count(usage.get("prompt_tokens"))
@@ -338,6 +347,7 @@ class OpenAILegacyProvider(HTTPChatProvider):
         usage = chunk.get("usage") or choice.get("usage")
         if isinstance(usage, dict):
             chat.usage = usage_from_openai(usage)
+            chat.cost = reported_cost(usage)
         if choice.get("finish_reason"):
             state["complete"] = True
         delta = choice.get("delta") or choice.get("message") or {}

@@ -81,7 +81,7 @@ class ToolSpec:
 
 
 class ChatStream:
-    """One streamed reply. Iterate it for parts; `id` and `usage` are known once it is exhausted.
+    """One streamed reply. Iterate it for parts; `id`, `usage` and `cost` are known once it is exhausted.
 
     Providers build it around an async generator that fills in `id`/`usage` as it goes: either of
     parts (`bind`) or of batches of parts (`bind_batches`, the HTTP providers: one batch per
@@ -96,6 +96,7 @@ class ChatStream:
         self._batches: AsyncIterator[list[StreamPart]] | None = None
         self.id: str | None = None
         self.usage: TokenUsage | None = None
+        self.cost: float | None = None  # in USD, when the provider reports what the request cost (OpenRouter)
 
     def bind(self, parts: AsyncIterator[StreamPart]) -> ChatStream:
         self._parts = parts

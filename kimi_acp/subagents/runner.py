@@ -186,6 +186,7 @@ class SubagentRunner:
         )
         child.hooks = _ChildHooks(root.hooks)
         child.provider_session_id = root.provider_session_id
+        child.usage = root.usage  # what it spends is the session's (ACP PromptResponse.usage, the cost)
         attach_plugins(child)  # as in Kimi Code CLI, every agent has the plugins' tools
         return child
 

@@ -203,7 +203,7 @@ class EnterPlanMode(_PlanTool, Tool[EnterPlanModeParams]):
                     header="Plan Mode",
                     options=[
                         QuestionOption(label=YES, description="Enter plan mode to explore and design an approach"),
-                        QuestionOption(label=NO, description="Skip planning, start implementing now"),
+                        QuestionOption(label=NO, description="Skip planning, start implementing now", declines="once"),
                     ],
                 )
             ],
@@ -272,8 +272,8 @@ class ExitPlanMode(_PlanTool, Tool[ExitPlanModeParams]):
             else [QuestionOption(label=APPROVE, description="Exit plan mode and start execution")]
         )
         choices += [
-            QuestionOption(label=REJECT, description="Reject and stay in plan mode"),
-            QuestionOption(label=REJECT_AND_EXIT, description="Reject and exit plan mode"),
+            QuestionOption(label=REJECT, description="Reject and stay in plan mode", declines="once"),
+            QuestionOption(label=REJECT_AND_EXIT, description="Reject and exit plan mode", declines="always"),
         ]
         host.stream.send(PlanDisplay(content=content, file_path=str(path)))
         request = PlanQuestion(
@@ -283,6 +283,7 @@ class ExitPlanMode(_PlanTool, Tool[ExitPlanModeParams]):
                 QuestionItem(
                     question=EXIT_QUESTION,
                     header="Plan",
+                    body=content,  # shown with the question, as Kimi Code CLI does (ACP: the permission card)
                     options=choices,
                     other_label=REVISE,
                     other_description="Stay in plan mode and provide feedback",

@@ -15,6 +15,18 @@ def share_dir() -> Path:
     return Path(os.environ.get("KIMI_SHARE_DIR") or DEFAULT_SHARE_DIR).expanduser()
 
 
+def in_share_dir(path: Path) -> bool:
+    """Whether `path` (as typed, or where it really leads) lies in the share dir: the agent's own
+    files (plans, sessions, config), which it keeps on its own disk whoever else may show them."""
+    root = share_dir()
+    roots = {Path(os.path.abspath(root)), Path(os.path.realpath(root))}
+    typed = Path(os.path.abspath(path))
+    for candidate in {typed, Path(os.path.realpath(typed))}:
+        if any(candidate == r or r in candidate.parents for r in roots):
+            return True
+    return False
+
+
 def mcp_file() -> Path:
     """Kimi's global MCP server list, `$KIMI_SHARE_DIR/mcp.json` (the file `kimi mcp` edits).
 

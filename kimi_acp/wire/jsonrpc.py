@@ -94,7 +94,7 @@ def loads_line(line: bytes | str) -> Any:
             INVALID_REQUEST, f"Invalid request: nested more than {MAX_DEPTH} levels deep", request_id=request_id
         )
     if isinstance(line, str) or _SURROGATE_ESCAPE.search(raw):
-        data = _without_lone_surrogates(data)
+        data = without_lone_surrogates(data)
     return data
 
 
@@ -123,14 +123,14 @@ def _clean(text: str) -> str:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def _without_lone_surrogates(value: Any) -> Any:
+def without_lone_surrogates(value: Any) -> Any:
     """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
     if isinstance(value, str):
         return _clean(value)
     if isinstance(value, list):
-        return [_without_lone_surrogates(v) for v in value]
+        return [without_lone_surrogates(v) for v in value]
     if isinstance(value, dict):
-        return {_clean(k): _without_lone_surrogates(v) for k, v in value.items()}
+        return {_clean(k): without_lone_surrogates(v) for k, v in value.items()}
     return value
 
 

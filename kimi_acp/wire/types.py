@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from ..errors import ToolError
+from .jsonrpc import without_lone_surrogates
 from .protocol import WIRE_PROTOCOL_LEGACY_VERSION, WIRE_PROTOCOL_VERSION  # noqa: F401  (re-exported)
 
 
@@ -77,6 +78,15 @@ def user_input_text(user_input: UserInput) -> str:
     if isinstance(user_input, str):
         return user_input
     return "".join(p.text for p in user_input if isinstance(p, TextPart))
+
+
+def encodable_user_input(user_input: UserInput) -> UserInput:
+    """`user_input` with every lone UTF-16 surrogate replaced by U+FFFD. JSON accepts `"\\ud800"`
+    but UTF-8 cannot hold it, so a prompt carrying one (from a Python caller or a web page; the
+    servers' line reader already cleans theirs) would fail when the turn is written down."""
+    if isinstance(user_input, str):
+        return without_lone_surrogates(user_input)
+    return [type(p).model_validate(without_lone_surrogates(p.model_dump())) for p in user_input]
 
 
 # --------------------------------------------------------------------------- tool calls
@@ -441,6 +451,11 @@ class ToolCallRequest(Request):
 class QuestionOption(_Model):
     label: str
     description: str = ""
+    # Not on Wire (excluded when serialized): this answer turns down what was asked ("once"), or
+    # turns it down and leaves the mode it was asked in ("always"), e.g. plan mode's Reject and
+    # Reject and Exit. A front end with accept/reject buttons (an ACP permission prompt) shows
+    # such an answer as a rejection, never as an acceptance.
+    declines: Literal["once", "always"] | None = Field(default=None, exclude=True)
 
 
 class QuestionItem(_Model):

@@ -116,9 +116,12 @@ async def test_a_streamed_card_shows_no_placeholder_arguments(share, project):
             if u.get("toolCallId") == card and "rawInput" in u
         ]
     assert shown[0] == {}  # the command had not started: nothing is known, nothing is shown
-    assert {"command": "echo hi"} in shown  # what is known shows while it streams
+    assert {"command": "echo hi"} not in shown  # half a command is not what runs: shown once closed
+    assert shown[1] == {"command": "echo hi there"}  # before the call is complete
     assert shown[-1] == {"command": "echo hi there", "timeout": 30}
     assert all(None not in value.values() for value in shown), shown
+    titles = [u["title"] for u in agent.recorder.updates() if u.get("toolCallId") == card and "title" in u]
+    assert set(titles) == {"Shell", "Shell: echo hi there"}
 
 
 # --------------------------------------------------------------------------- $/cancel_request

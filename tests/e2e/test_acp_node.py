@@ -113,3 +113,58 @@ def test_acpx_sets_the_thought_level_and_every_message_validates(tmp_path: Path)
     schemas = load_schemas()
     checked = _agent_messages(log)
     assert len(checked) >= 5 and not [p for d, m in checked for p in schemas.validate(d, m)]
+
+
+@pytest.mark.requires_tool("node", "npm")
+def test_typescript_sdk_client_sees_usage_cost_titles_status_and_archive(tmp_path: Path) -> None:
+    """The unstable entry point's own calls (session/set_title, status, archive, unarchive, the
+    list filter), each answer parsed by the SDK, and every line the agent wrote schema-checked."""
+    _node_ready()
+    share, project = tmp_path / "share", tmp_path / "project"
+    share.mkdir()
+    project.mkdir()
+    price = {"input": 3.0, "output": 15.0, "currency": "USD"}
+    write_config(
+        share,
+        ["text: Hello\nusage: input_other=1000 output=200 input_cache_read=3000", "text: again\nusage: input_other=10 output=1"],
+        models={"scripted": {**SCRIPTED_MODEL, "price": price}},
+        default_model="scripted",
+    )
+    completed = subprocess.run(
+        ["node", str(NODE_DIR / "session_admin.mjs"), sys.executable, str(project)],
+        cwd=NODE_DIR, env={**os.environ, "KIMI_SHARE_DIR": str(share)}, capture_output=True, text=True, timeout=60,
+    )
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    session_id = result["sessionId"]
+    assert {"title": {}, "status": {}, "archive": {}}.items() <= result["capabilities"].items()
+    assert result["usages"] == [
+        {"totalTokens": 4200, "inputTokens": 1000, "outputTokens": 200, "cachedReadTokens": 3000, "cachedWriteTokens": 0},
+        {"totalTokens": 11, "inputTokens": 10, "outputTokens": 1, "cachedReadTokens": 0, "cachedWriteTokens": 0},
+    ]
+    first = (1000 + 3000) * 3.0 / 1e6 + 200 * 15.0 / 1e6  # cached input is priced as input unless set
+    assert [c["currency"] for c in result["costs"]] == ["USD", "USD"]
+    assert result["costs"][0]["amount"] == pytest.approx(first)
+    assert result["costs"][1]["amount"] == pytest.approx(first + (10 * 3.0 + 15.0) / 1e6)
+    assert result["titled"] == {"title": "Node title"}
+    assert result["statusOpen"] == {"status": "open"} and result["statusArchived"] == {"status": "saved"}
+    assert result["unknown"] == {"code": -32002, "data": {"details": "Session not found: no-such-session", "sessionId": "no-such-session"}}
+    assert result["listedDefault"] == []
+    assert result["listedOnly"] == [{"id": session_id, "title": "Node title", "archived": True}]
+    assert result["listedAfter"] == [{"id": session_id, "archived": False}]
+    methods = {json.loads(line)["id"]: json.loads(line)["method"] for line in result["sent"] if '"method"' in line and '"id"' in line}
+    schemas = load_schemas()
+    checked = problems = 0
+    for line in result["agentLines"]:
+        message = json.loads(line)
+        if "method" in message:
+            definition = REQUEST_DEFS[message["method"]]
+            value = message.get("params")
+        elif "result" in message:
+            definition = RESPONSE_DEFS[methods[message["id"]]]
+            value = message["result"]
+        else:
+            continue  # the -32002 error: its shape was read above
+        problems += len(schemas.validate(definition, value))
+        checked += 1
+    assert checked >= 15 and problems == 0

@@ -65,6 +65,17 @@ async def test_plan_tools_switch_the_mode_and_show_the_plan(share, project, monk
     enter, exit_ = (r["options"] for r in agent.client.permission_requests)
     assert [o.name for o in enter][:2] == ["Yes", "No"]
     assert [o.name for o in exit_][:3] == ["Approve", "Reject", "Reject and Exit"]
+    # The raw request (zed-industries/zed#56597: a panel showing only the request was empty): the
+    # plan is in the card's title and content, and only approving is an allow_* option.
+    asked = [m["params"] for m in agent.recorder.requests("session/request_permission")]
+    assert [(o["name"], o["kind"]) for o in asked[0]["options"]] == [
+        ("Yes", "allow_once"), ("No", "reject_once"), ("Skip", "reject_once")]
+    assert [(o["name"], o["kind"]) for o in asked[1]["options"]] == [
+        ("Approve", "allow_once"), ("Reject", "reject_once"), ("Reject and Exit", "reject_always"),
+        ("Revise", "reject_once"), ("Skip", "reject_once")]
+    card = asked[1]["toolCall"]
+    assert card["title"] == "Approve this plan: Plan"
+    assert card["content"][0]["content"]["text"].startswith(PLAN.strip())
     assert plan_file.read_text() == PLAN and not (project / "feature.py").exists()
     items = transcript(updates)
     cards = {card["title"]: card for kind, card in items if kind == "tool_call"}

@@ -95,7 +95,8 @@ async def test_streamed_arguments_update_the_card_title(share, project):
         start = of_kind(updates, "tool_call")[0]
         assert start["title"] == "Glob"
         titles = [u["title"] for u in of_kind(updates, "tool_call_update") if "title" in u]
-        assert "Glob: src/" in titles and titles[-1] == "Glob: src/**/*.py"
+        assert "Glob: src/" not in titles and titles[-1] == "Glob: src/**/*.py"  # never half the pattern
+        assert set(titles) == {"Glob: src/**/*.py"}
         final = [u for u in of_kind(updates, "tool_call_update") if "rawInput" in u][-1]
         assert final["rawInput"] == {"pattern": "src/**/*.py"}
 

@@ -21,7 +21,7 @@ async def start_and_prompt(share: Path, cache: Path, project: Path, *, linger: f
     response, _ = await agent.call("session/new", {"cwd": str(project), "mcpServers": []})
     session_id = response["result"]["sessionId"]
     response, updates = await agent.call("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "hi"}]})
-    assert response["result"] == {"stopReason": "end_turn"}
+    assert response["result"]["stopReason"] == "end_turn" and "usage" in response["result"]
     chunks = [u["params"]["update"] for u in updates if u.get("method") == "session/update"]
     assert any(c.get("sessionUpdate") == "agent_message_chunk" and c["content"]["text"] == "hello" for c in chunks)
     deadline = time.monotonic() + linger

@@ -76,7 +76,7 @@ def test_openai_compatible_happy_path(share: Path, server: FakeLLMServer) -> Non
     (request,) = server.requests
     assert (request.method, request.path) == ("GET", "/v1/models")
     assert request.headers["authorization"] == f"Bearer {KEY}"
-    assert str(path) in proc.stdout and "docs/acp.md" in proc.stdout
+    assert str(path) in proc.stdout and "kimi help acp" in proc.stdout
     assert_no_secret(proc, KEY)
 
 

@@ -102,10 +102,10 @@ async def test_acp_prompt_and_cancel_in_one_write_is_answered_cancelled(share, p
     session_id = await acp_session(agent, project)
     await agent.send_raw(acp_prompt("p1", session_id) + acp_cancel(session_id))
     response = (await answers(agent, {"p1"}))["p1"]
-    assert response["result"] == {"stopReason": "cancelled"}
+    assert response["result"]["stopReason"] == "cancelled" and "usage" in response["result"]
     # The session is not wedged: the next prompt runs normally.
     await agent.send_raw(acp_prompt("p2", session_id))
-    assert (await answers(agent, {"p2"}))["p2"]["result"] == {"stopReason": "end_turn"}
+    assert (await answers(agent, {"p2"}))["p2"]["result"]["stopReason"] == "end_turn"
     assert await agent.close() == 0
 
 
@@ -319,5 +319,71 @@ async def test_acp_eof_while_a_prompt_waits_for_permission_still_answers_it(shar
     assert agent.proc.stdin is not None
     agent.proc.stdin.close()
     response = (await answers(agent, {"p1"}))["p1"]
-    assert response["result"] == {"stopReason": "cancelled"}
+    assert response["result"]["stopReason"] == "cancelled" and "usage" in response["result"]
     assert await asyncio.wait_for(agent.proc.wait(), 10) == 0
+
+
+# --------------------------------------------------------------------------- initialize and prompt text
+
+
+BAD_INITIALIZE = [
+    ({"protocolVersion": 1, "clientInfo": "zed"}, "clientInfo"),
+    ({"protocolVersion": 1, "clientInfo": 7}, "clientInfo"),
+    ({"protocolVersion": 1, "clientInfo": ["zed", "1.0"]}, "clientInfo"),
+    ({"protocolVersion": 1, "clientInfo": {"name": 3, "version": "1.0"}}, "clientInfo.name"),
+    ({"protocolVersion": 1, "clientInfo": {"name": "zed", "version": "1", "title": ["Zed"]}}, "clientInfo.title"),
+    ({"protocolVersion": "1"}, "protocolVersion"),
+    ({"protocolVersion": "2025-01-01"}, "protocolVersion"),
+]
+
+
+@pytest.mark.parametrize(("params", "field"), BAD_INITIALIZE)
+async def test_acp_initialize_with_a_wrong_type_is_refused_naming_the_field(share, params, field):
+    """The first line (answered by the early handshake, startup/early.py) and a later one (the
+    request guard) get the same -32602, and a good initialize after it still works."""
+    agent = await start_acp(share, [])
+    bad = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    await agent.send(bad)
+    first = await agent.recv()
+    response, _ = await agent.call("initialize", {"protocolVersion": 1, "clientInfo": {"name": "t", "version": "1"}})
+    assert response["result"]["protocolVersion"] == 1
+    await agent.send({**bad, "id": 4})
+    later = await agent.recv()
+    for reply in (first, later):
+        assert "result" not in reply, reply
+        assert reply["error"]["code"] == -32602, reply
+        assert reply["error"]["message"].startswith(f"Invalid params: {field}:"), reply
+        assert reply["error"]["data"][field], reply
+    assert await agent.close() == 0
+
+
+async def test_acp_a_lone_surrogate_in_a_prompt_is_stored_as_a_replacement_character(share, project):
+    agent = await start_acp(share, ["text: seen"])
+    session_id = await acp_session(agent, project)
+    await agent.send_raw(
+        '{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"%s",'
+        '"prompt":[{"type":"text","text":"a\\ud800b"}]}}' % session_id
+    )
+    assert (await answers(agent, {"p"}))["p"]["result"]["stopReason"] == "end_turn"
+    (session_dir,) = share.glob(f"sessions/*/{session_id}")
+    for name in ("wire.jsonl", "context.jsonl"):
+        text = (session_dir / name).read_text(encoding="utf-8")  # UTF-8 throughout: no surrogate escaped in
+        assert "a\\ufffdb" in text or "a\ufffdb" in text, name
+    wire_types = [json.loads(line).get("message", {}).get("type") for line in (session_dir / "wire.jsonl").read_text().splitlines()]
+    assert wire_types.count("TurnBegin") == wire_types.count("TurnEnd") == 1  # one whole turn
+    response, updates = await agent.call("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert "result" in response, response
+    shown = [u["params"]["update"] for u in updates if u.get("method") == "session/update"]
+    assert [u["content"]["text"] for u in shown if u["sessionUpdate"] == "user_message_chunk"] == ["a\ufffdb"]
+    assert await agent.close() == 0
+
+
+async def test_wire_a_lone_surrogate_in_a_prompt_is_stored_as_a_replacement_character(tmp_path, project):
+    wire = await start_wire(tmp_path, project, ["text: seen"])
+    await wire.send_raw('{"jsonrpc":"2.0","id":"p","method":"prompt","params":{"user_input":"a\\ud800b"}}')
+    reply = (await answers(wire, {"p"}))["p"]
+    assert reply["result"]["status"] == "finished", reply
+    response, events = await wire.call("replay", {})
+    begins = [e["params"]["payload"] for e in events if e.get("method") == "event" and e["params"]["type"] == "TurnBegin"]
+    assert begins == [{"user_input": "a\ufffdb"}]
+    assert await wire.close() == 0

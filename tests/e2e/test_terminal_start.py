@@ -62,7 +62,7 @@ def test_acp_on_a_terminal_prints_a_hint_to_stderr_only(args: list[str], name: s
     assert out == b""
     assert err.decode() == (
         f"{name} speaks the Agent Client Protocol on stdin/stdout; start it from your editor "
-        "(see docs/acp.md). Press Ctrl-D to quit.\n"
+        "(see `kimi help acp`). Press Ctrl-D to quit.\n"
     )
 
 
@@ -74,7 +74,7 @@ def test_wire_on_a_terminal_prints_a_hint_to_stderr_only(tmp_path: Path, work_di
     lines = err.decode().splitlines()
     assert lines == [
         "kimi --wire speaks the Wire protocol (JSON-RPC 2.0) on stdin/stdout; drive it from a program "
-        "(see docs/wire.md). Press Ctrl-D to quit."
+        "(see `kimi help wire`). Press Ctrl-D to quit."
     ]
 
 
@@ -99,4 +99,4 @@ def test_acp_help_says_how_to_log_in(args: list[str], usage: str) -> None:
     text = " ".join(result.stdout.split())
     assert text.startswith(usage)
     assert "`kimi login`" in text and "`kimi acp login`" in text and "`kimi-acp login`" in text
-    assert "docs/acp.md" in text and "KIMI_API_KEY" in text
+    assert "kimi help acp" in text and "KIMI_API_KEY" in text

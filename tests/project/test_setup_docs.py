@@ -39,12 +39,22 @@ def test_readme_install_works_on_externally_managed_pythons() -> None:
                 assert ". .venv/bin/activate" in lines[:i], block
 
 
-def test_readme_installs_the_dev_extras_before_running_the_tests() -> None:
+def test_readme_sets_up_in_two_commands_and_ci_runs_its_test_command() -> None:
+    """One command installs and sets up the agent, one runs the whole suite from a fresh checkout
+    (making its own virtualenv); CI runs exactly that command."""
     readme = (ROOT / "README.md").read_text()
-    tests = readme.index("## Run the tests")
-    section = readme[tests:]
-    assert section.index("pip install -e '.[dev]'") < section.index("python -m pytest")
-    assert readme.index("python -m pytest") > tests  # not listed anywhere before its install
+    (setup,) = code_blocks(readme[readme.index("## Set up") : readme.index("## Install")], "sh")
+    commands = [line.split("#")[0].strip() for line in setup.splitlines() if line.strip()]
+    assert commands == ["pipx install . && kimi login", "scripts/test"]
+    tests = readme[readme.index("## Run the tests") :]
+    assert [b.strip() for b in code_blocks(tests, "sh")][0] == "scripts/test"
+    script = (ROOT / "scripts" / "test").read_text()
+    steps = ["python3 -m venv .venv", ". .venv/bin/activate", "pip install --quiet -e '.[dev]'", "python -m pytest \"$@\""]
+    assert [script.index(step) for step in steps] == sorted(script.index(step) for step in steps)
+    assert (ROOT / "scripts" / "test").stat().st_mode & 0o111  # runnable as written
+    ci = [line.split("#")[0].strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert "scripts/test" in ci and not [line for line in ci if line.startswith("python -m pytest")]
+    assert ci.index("scripts/test") < ci.index(". .venv/bin/activate")  # the smoke jobs run in its venv
 
 
 def test_readme_says_how_to_replace_kimi_code_clis_kimi() -> None:

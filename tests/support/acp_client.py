@@ -47,6 +47,10 @@ RESPONSE_DEFS = {
     "session/fork": "ForkSessionResponse",
     "session/close": "CloseSessionResponse",
     "session/delete": "DeleteSessionResponse",
+    "session/set_title": "SetSessionTitleResponse",
+    "session/status": "SessionStatusResponse",
+    "session/archive": "ArchiveSessionResponse",
+    "session/unarchive": "UnarchiveSessionResponse",
     "session/set_mode": "SetSessionModeResponse",
     "session/set_config_option": "SetSessionConfigOptionResponse",
     "session/prompt": "PromptResponse",
@@ -232,6 +236,8 @@ class EditorClient(acp.Client):
         self.permission_event = asyncio.Event()
         self.buffers: dict[str, str] = {}  # path -> unsaved editor content
         self.project_root: Path | None = None  # set: reads outside it are refused, as Zed does
+        self.refuse_writes_outside = False  # with project_root: writes outside it too, as acpx does
+        self.refuse_terminals = False  # terminal/create refused, as acpx does when terminals are denied
         self.fs_reads: list[str] = []
         self.fs_writes: list[tuple[str, str]] = []
         self.terminals: dict[str, dict[str, Any]] = {}
@@ -275,6 +281,8 @@ class EditorClient(acp.Client):
             raise acp.RequestError.resource_not_found(path) from None
 
     async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> WriteTextFileResponse:
+        if self.refuse_writes_outside and self.project_root is not None and not Path(path).is_relative_to(self.project_root):
+            raise acp.RequestError.internal_error({"details": "Path is outside allowed cwd subtree"})  # acpx's words
         self.fs_writes.append((path, content))
         self.buffers[path] = content  # lands in the editor buffer, not on disk
         return WriteTextFileResponse()
@@ -282,6 +290,8 @@ class EditorClient(acp.Client):
     # -- terminals: really run the command, like an IDE would
     async def create_terminal(self, command: str, session_id: str, args: list[str] | None = None, cwd: str | None = None,
                               env: Any = None, output_byte_limit: int | None = None, **kwargs: Any) -> CreateTerminalResponse:
+        if self.refuse_terminals:
+            raise acp.RequestError.internal_error({"details": "Permission denied for terminal/create"})
         terminal_id = f"term-{uuid.uuid4().hex[:6]}"
         extra = {v.name: v.value for v in env or []}
         proc = await asyncio.create_subprocess_exec(

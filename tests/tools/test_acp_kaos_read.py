@@ -82,13 +82,16 @@ async def test_editor_ignoring_the_window_is_noticed(big: Path) -> None:
 async def test_small_files_buffers_and_tails_are_read_whole(tmp_path: Path, big: Path) -> None:
     small = tmp_path / "small.txt"
     small.write_text("disk\n")
-    unsaved = tmp_path / "unsaved.txt"  # only in the editor
+    unsaved = tmp_path / "unsaved.txt"  # only in the editor: not on disk, so the editor is not asked
     editor = Editor(buffers={str(small): "buffer 1\nbuffer 2\n", str(unsaved): "new\n"})
     kaos = acp_kaos(editor)
     assert await kaos.read_lines(small, 2, 10, **LIMITS) == TextWindow(["buffer 2"], 2, 2)
-    assert await kaos.read_lines(unsaved, 1, 10, **LIMITS) == TextWindow(["new"], 1, 1)
+    with pytest.raises(FileNotFoundError):
+        await kaos.read_lines(unsaved, 1, 10, **LIMITS)
+    with pytest.raises(FileNotFoundError):
+        await kaos.read_text(unsaved)
     assert await kaos.read_lines(big, -1, 10, **LIMITS) == TextWindow([f"{ROWS:09d}"], ROWS, ROWS)
-    assert [(c["line"], c["limit"]) for c in editor.calls] == [(None, None)] * 3
+    assert [(c["line"], c["limit"]) for c in editor.calls] == [(None, None)] * 2
 
 
 async def test_binary_and_missing(tmp_path: Path) -> None:

@@ -259,20 +259,25 @@ def test_form_answers_map_back_to_question_texts() -> None:
 
 
 def test_permission_prompt_offers_the_options_the_other_label_and_skip() -> None:
-    question = QuestionItem.model_validate(
-        {"question": "Approve?", "body": "Plan text", "options": [{"label": "Approve", "description": "go"}, {"label": "Reject"}],
-         "other_label": "Revise", "other_description": "change it"}
+    question = QuestionItem(
+        question="Approve?", body="\n## Plan text\n\nstep one", other_label="Revise", other_description="change it",
+        options=[QuestionOption(label="Approve", description="go"), QuestionOption(label="Reject", declines="once"),
+                 QuestionOption(label="Reject and Exit", declines="always")],
     )
+    assert "declines" not in question.model_dump_json()  # not part of the Wire message
     assert acp_questions.permission_options(question) == [
         {"optionId": "option_1", "name": "Approve", "kind": "allow_once"},
-        {"optionId": "option_2", "name": "Reject", "kind": "allow_once"},
-        {"optionId": "option_3", "name": "Revise", "kind": "allow_once"},
+        {"optionId": "option_2", "name": "Reject", "kind": "reject_once"},
+        {"optionId": "option_3", "name": "Reject and Exit", "kind": "reject_always"},
+        {"optionId": "option_4", "name": "Revise", "kind": "reject_once"},  # its words cannot come with it: not an acceptance
         {"optionId": "skip", "name": "Skip", "kind": "reject_once"},
     ]
     call = acp_questions.permission_tool_call("t1", question)
-    assert call["toolCallId"] == "t1" and call["title"] == "Approve?"
+    assert call["toolCallId"] == "t1" and call["title"] == "Approve?: Plan text"
     text = call["content"][0]["content"]["text"]
-    assert text.startswith("Plan text") and "**Approve**: go" in text and "**Revise**: change it" in text
+    assert text.startswith("## Plan text\n\nstep one") and "**Approve**: go" in text and "**Revise**: change it" in text
+    plain = acp_questions.permission_tool_call("t2", QuestionItem(question="Which?", options=[QuestionOption(label="A")]))
+    assert plain == {"toolCallId": "t2", "title": "Which?"}
     assert acp_questions.fits_permission(request_of(LANGUAGE)) and not acp_questions.fits_permission(request_of(CHECKS))
     assert not acp_questions.fits_permission(request_of(LANGUAGE, {**LANGUAGE, "question": "Two?"}))
 

@@ -6,7 +6,9 @@ every delta made a long WriteFile cost O(n²); here each delta is fed once to `s
 lexer, which keeps the state of the unfinished JSON and completes it (closing strings, objects,
 arrays) into a document that `json` can read.
 
-Only the head of the arguments is watched: once the title's argument is complete (a later key
+A value is shown once it is complete: a string still being written is left out (the card of
+`{"command": "touc` reads `{}` and its title `Shell`, never `Shell: touc`), as is a member whose
+value has not started. Only the head of the arguments is watched: once the title's argument is complete (a later key
 started) or WATCH_LIMIT characters were read, deltas are only collected, and the arguments are
 read whole once, when the call is complete (`final`). A title argument that comes after a very
 long one therefore shows when the call is complete, not while it streams.
@@ -36,6 +38,8 @@ class StreamingArguments:
         self._closed = False  # the text read so far ends a value: `}`, `]` or `,`
         self._final: dict[str, Any] | None = None
         self._unlexed = ""  # counted in _fed but not given to the lexer yet (see _read_whole)
+        self._in_string = False  # the text read so far ends inside a JSON string
+        self._escaped = False  # ... right after its backslash
         if first and not self._read_whole(first):
             self.append(first)
 
@@ -52,7 +56,7 @@ class StreamingArguments:
         self._text = first
         self._partial = _without_trailing_half_pair(value)
         self._last_key = next(reversed(value), None)
-        self._unlexed = first[:WATCH_LIMIT]
+        self._unlexed = first[:WATCH_LIMIT]  # a complete object: it ends outside any string
         self._fed = len(self._unlexed)
         self._watching = self._fed < WATCH_LIMIT
         return True
@@ -86,6 +90,7 @@ class StreamingArguments:
         room = WATCH_LIMIT - self._fed
         piece = fragment[:room]
         self._fed += len(piece)
+        self._scan(piece)
         if self._fed >= WATCH_LIMIT:
             self._watching = False
         lexer = self._get_lexer()
@@ -103,11 +108,23 @@ class StreamingArguments:
         self._last_key = next(reversed(value), None)
         value = _without_trailing_half_pair(value)
         if not self._closed:
-            value = _only_known(value)
+            value = _only_known(value, string_open=self._in_string)
         if value == self._partial:
             return False
         self._partial = value
         return True
+
+    def _scan(self, piece: str) -> None:
+        """Follow whether the text ends inside a string, one new piece at a time."""
+        in_string, escaped = self._in_string, self._escaped
+        for char in piece:
+            if escaped:
+                escaped = False
+            elif char == "\\" and in_string:
+                escaped = True
+            elif char == '"':
+                in_string = not in_string
+        self._in_string, self._escaped = in_string, escaped
 
     def stop_watching(self) -> None:
         """Nothing more is needed while the arguments stream (the title is settled)."""
@@ -140,12 +157,13 @@ class StreamingArguments:
         return self._lexer
 
 
-def _only_known(value: dict[str, Any]) -> dict[str, Any]:
-    """Drop what the lexer made up to close the JSON: the last member still being written, when it
-    is not a string (whose prefix is known text). A key whose value has not started reads as
-    `null`, `t` as `true`, `-` as `0` (and `{"comm` is a key `comm`); a card must never show such
-    placeholders (acpx showed `{"command": null}`). Not called when the text read so far ends a
-    value (`}`, `]`, `,`); otherwise a real trailing number or `null` shows once more text follows."""
+def _only_known(value: dict[str, Any], *, string_open: bool) -> dict[str, Any]:
+    """Drop what the lexer made up to close the JSON: the last member still being written. A key
+    whose value has not started reads as `null`, `t` as `true`, `-` as `0` (and `{"comm` is a key
+    `comm`); a string still being written reads as what came of it so far. A card must never show
+    such placeholders (acpx showed `{"command": null}`) nor half a value (a title `Shell: touc` that
+    is not what runs). Not called when the text read so far ends a value (`}`, `]`, `,`);
+    otherwise a real trailing number or `null` shows once more text follows."""
     container: Any = value
     while True:
         if isinstance(container, dict) and container:
@@ -154,14 +172,14 @@ def _only_known(value: dict[str, Any]) -> dict[str, Any]:
             if isinstance(last, (dict, list)):
                 container = last
                 continue
-            if not isinstance(last, str):
+            if string_open or not isinstance(last, str):
                 del container[key]
         elif isinstance(container, list) and container:
             last = container[-1]
             if isinstance(last, (dict, list)):
                 container = last
                 continue
-            if not isinstance(last, str):
+            if string_open or not isinstance(last, str):
                 container.pop()
         return value
 

@@ -54,6 +54,17 @@ _elicitation_answer: Any = None  # a TypeAdapter of the three answers, built on 
 _sent_ids: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("kimi_acp_sent_ids", default=None)
 
 
+def refusal_text(exc: BaseException) -> str:
+    """A client's error as a person reads it: its message, and the reason clients put in
+    `data.details` (acpx, the SDKs: "Internal error" + "Path is outside allowed cwd subtree")."""
+    message = str(exc).strip() or type(exc).__name__
+    data = getattr(exc, "data", None)
+    details = data.get("details") if isinstance(data, dict) else data
+    if isinstance(details, str) and details.strip() and details.strip() not in message:
+        message = f"{message}: {details.strip()}"
+    return message
+
+
 class ClientCalls:
     """Requests to the client of one connection; each returns the SDK's response model."""
 
@@ -97,11 +108,19 @@ class ClientCalls:
         **meta: Any,
     ) -> RequestPermissionResponse:
         """`tool_name`: the card's `name` (schema 1.25's ToolCallUpdate has it; the SDK's model
-        does not, so it is added to the params after they are built)."""
+        does not, so it is added to the params after they are built). A diff's `oldText: null`
+        (a new file) is put back after the SDK's serializer dropped it."""
         params = RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options, field_meta=meta or None)
         payload = serialize_params(params)
-        if tool_name and isinstance(payload.get("toolCall"), dict):
-            payload["toolCall"]["name"] = tool_name
+        card = payload.get("toolCall")
+        if isinstance(card, dict):
+            if tool_name:
+                card["name"] = tool_name
+            for item in card.get("content") or []:
+                if isinstance(item, dict) and item.get("type") == "diff":
+                    # a new file's diff: null, as the card's own updates send it (the SDK drops
+                    # None, and Toad then skips its diff screen)
+                    item.setdefault("oldText", None)
         answer = await self._withdrawable(CLIENT_METHODS["session_request_permission"], payload)
         return RequestPermissionResponse.model_validate(answer)
 

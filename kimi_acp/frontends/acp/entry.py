@@ -27,7 +27,7 @@ SCHEMA_INDEX_DELAY_S = 2.0  # after the warm-ups (warm_up.WARM_DELAY_S)
 def terminal_hint(command: str) -> str:
     return (
         f"{command} speaks the Agent Client Protocol on stdin/stdout; start it from your editor "
-        "(see docs/acp.md). Press Ctrl-D to quit.\n"
+        "(see `kimi help acp`). Press Ctrl-D to quit.\n"
     )
 
 
@@ -61,11 +61,11 @@ def _early_initialize(message: dict[str, Any]) -> dict[str, Any] | None:
     from ...startup.early import request_params
 
     params = request_params(message, "initialize")
-    if params is None or not isinstance(params.get("protocolVersion"), int):
+    if params is None:
         return None
-    from .handshake import capabilities_problem, initialize_result
+    from .handshake import initialize_problem, initialize_result
 
-    if capabilities_problem(params) is not None:
+    if initialize_problem(params) is not None:
         return None  # the server answers it with the error
     return initialize_result(params)
 

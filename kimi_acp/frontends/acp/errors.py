@@ -38,6 +38,12 @@ def session_not_found(session_id: str) -> RequestError:
     return _error(INVALID_PARAMS, f"Session not found: {session_id}", sessionId=session_id)
 
 
+def resource_not_found(session_id: str) -> RequestError:
+    """-32002, the schema's "Resource not found", which the newer session methods (status, title,
+    archive) answer for a session the agent does not know, with the id in `data`."""
+    return _error(RESOURCE_NOT_FOUND, f"Session not found: {session_id}", sessionId=session_id)
+
+
 def internal_error(prefix: str, detail: str) -> RequestError:
     return _error(INTERNAL_ERROR, f"{prefix}: {detail}", error=detail)
 

@@ -1,8 +1,9 @@
 """Between the SDK's connection and its router: the checks and answers the SDK does not give.
 
 The SDK (0.12.1) validates params leniently (an `initialize` whose `protocolVersion` is an object
-becomes version 1, invalid `mcpServers` entries are dropped), answers a pydantic error with a bare
-"Invalid params", has no route for `session/delete` or `logout`, and lets a `CancelledError` escape its request
+becomes version 1, a `clientInfo` that is a string becomes none, invalid `mcpServers` entries are dropped), answers a pydantic error with a bare
+"Invalid params", has no route for `session/delete`, `session/set_title`, `session/status`,
+`session/archive`, `session/unarchive` or `logout`, and lets a `CancelledError` escape its request
 runner, which then sends nothing. This wrapper fixes each of those, so every request gets one
 answer whose `message` a person can act on.
 """
@@ -18,16 +19,28 @@ from pydantic import ValidationError
 
 from ...wire.serde import describe_validation_error
 from .errors import invalid_params, request_cancelled
-from .handshake import capabilities_problem
+from .handshake import initialize_problem
 
 Router = Callable[[str, Any, bool], Awaitable[Any]]
 METHOD_NOT_FOUND = -32601
+# Routed here: the SDK 0.12.1 knows none of them (session_admin.py, server.py).
+SESSION_ADMIN_METHODS = frozenset(
+    {"session/delete", "session/set_title", "session/status", "session/archive", "session/unarchive"}
+)
 
 
 class ExtraMethods(Protocol):
     """What the agent serves beyond the SDK's routes."""
 
     async def delete_session(self, session_id: str) -> dict[str, Any]: ...
+
+    async def set_session_title(self, session_id: str, title: str) -> dict[str, Any]: ...
+
+    async def session_status(self, session_id: str) -> dict[str, Any]: ...
+
+    async def archive_session(self, session_id: str) -> dict[str, Any]: ...
+
+    async def unarchive_session(self, session_id: str) -> dict[str, Any]: ...
 
     async def logout(self) -> dict[str, Any]: ...
 
@@ -52,14 +65,13 @@ class RequestGuard:
             if not isinstance(params, dict):
                 raise invalid_params("params", "must be an object")
             if method == "initialize":
-                _check_protocol_version(params)
-                problem = capabilities_problem(params)
+                problem = initialize_problem(params)
                 if problem is not None:
                     raise invalid_params(*problem)
                 self._agent.remember_initialize(params)
             self._agent.check_session_params(method, params)
-            if method == "session/delete" and not is_notification:
-                return await self._delete(params)
+            if method in SESSION_ADMIN_METHODS and not is_notification:
+                return await self._session_admin(method, params)
             if method == "logout" and not is_notification:
                 return await self._agent.logout()
             return await self._router(method, params, is_notification)
@@ -77,22 +89,23 @@ class RequestGuard:
                 raise  # shutdown: the transport answers what is still open
             raise request_cancelled() from None
 
-    async def _delete(self, params: dict[str, Any]) -> Any:
+    async def _session_admin(self, method: str, params: dict[str, Any]) -> Any:
+        """The session methods the SDK has no route for, each naming one session."""
         session_id = params.get("sessionId")
         if not isinstance(session_id, str) or not session_id:
             raise invalid_params("sessionId", "required (a session id string)")
+        if method == "session/set_title":
+            title = params.get("title")
+            if not isinstance(title, str):
+                raise invalid_params("title", "required (a string)")
+            return await self._agent.set_session_title(session_id, title)
+        if method == "session/status":
+            return await self._agent.session_status(session_id)
+        if method == "session/archive":
+            return await self._agent.archive_session(session_id)
+        if method == "session/unarchive":
+            return await self._agent.unarchive_session(session_id)
         return await self._agent.delete_session(session_id)
-
-
-def _check_protocol_version(params: dict[str, Any]) -> None:
-    """An integer, as the schema says; legacy date strings (old Zed builds) are let through."""
-    version = params.get("protocolVersion")
-    if "protocolVersion" not in params:
-        raise invalid_params("protocolVersion", "required (the ACP version the client speaks, e.g. 1)")
-    if isinstance(version, bool) or not isinstance(version, (int, str)):
-        raise invalid_params("protocolVersion", f"must be an integer (e.g. 1), got {type(version).__name__}")
-    if isinstance(version, int) and not 0 <= version <= 65535:
-        raise invalid_params("protocolVersion", f"must be between 0 and 65535, got {version}")
 
 
 def _errors(exc: ValidationError) -> list[dict[str, Any]]:

@@ -27,6 +27,45 @@ API_KEY_LINK = "https://platform.moonshot.ai/console/api-keys"
 
 _CAPABILITY_TYPES: dict[str, type] = {"fs": dict, "terminal": bool, "_meta": dict}
 _FS_TYPES: dict[str, type] = {"readTextFile": bool, "writeTextFile": bool, "_meta": dict}
+# `clientInfo` (the schema's Implementation): the fields that, when present, must be strings.
+_CLIENT_INFO_STRINGS = ("name", "version")
+
+
+def initialize_problem(params: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) when `initialize` has a field of a type the schema does not allow;
+    None when it can be answered. The early answer (entry.py) and the server (guard.py) both ask
+    here, so a bad line gets the same -32602 whichever path reads it."""
+    problem = protocol_version_problem(params)
+    if problem is None:
+        problem = _client_info_problem(params)
+    return problem or capabilities_problem(params)
+
+
+def protocol_version_problem(params: dict[str, Any]) -> tuple[str, str] | None:
+    """`protocolVersion`: required, an integer from 0 to 65535 (the schema's uint16)."""
+    if "protocolVersion" not in params:
+        return "protocolVersion", "required (the ACP version the client speaks, e.g. 1)"
+    version = params["protocolVersion"]
+    if isinstance(version, bool) or not isinstance(version, int):
+        return "protocolVersion", f"must be an integer (e.g. 1), got {_type_name(version)}"
+    if not 0 <= version <= 65535:
+        return "protocolVersion", f"must be between 0 and 65535, got {version}"
+    return None
+
+
+def _client_info_problem(params: dict[str, Any]) -> tuple[str, str] | None:
+    """`clientInfo`: absent, null, or an object whose name, version and title are strings."""
+    info = params.get("clientInfo")
+    if info is None:
+        return None
+    if not isinstance(info, dict):
+        return "clientInfo", f"must be an object with name and version, got {_type_name(info)}"
+    for key in _CLIENT_INFO_STRINGS:
+        if key in info and not isinstance(info[key], str):
+            return f"clientInfo.{key}", f"must be a string, got {_type_name(info[key])}"
+    if info.get("title") is not None and not isinstance(info["title"], str):
+        return "clientInfo.title", f"must be a string or null, got {_type_name(info['title'])}"
+    return None
 
 
 def capabilities_problem(params: dict[str, Any]) -> tuple[str, str] | None:
@@ -110,6 +149,8 @@ def agent_capabilities() -> dict[str, Any]:
         # additionalDirectories on new/load/resume/fork: more workspace roots for the tools.
         "sessionCapabilities": {
             "list": {}, "resume": {}, "close": {}, "fork": {}, "delete": {}, "additionalDirectories": {},
+            # session/set_title, session/status, session/archive + unarchive and list's filter (session_admin.py)
+            "title": {}, "status": {}, "archive": {},
             # the IDE's instructions on new/load/resume/fork: `append`, and `override` (frontends/acp/system_prompt.py)
             "systemPrompt": {"mode": {"override": {}}},
         },

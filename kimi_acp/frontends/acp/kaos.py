@@ -3,6 +3,13 @@
 Routed only for what the client advertised; everything else stays local. Reading through the
 client sees unsaved editor buffers, writing through it lands edits in the editor, and a command in
 a client terminal shows its live output inside the tool call card.
+
+The agent's own files (everything under the share dir: plans, sessions) never go through the
+editor, which may refuse paths outside the project (acpx: "Path is outside allowed cwd subtree").
+The editor is asked to read only a file that exists on disk. A file the editor refuses to read is
+read from disk; a write it refuses outside the workspace (which the user approved as such) is
+written to disk. Any other refusal reaches the tool's error with the client's reason
+(`data.details`).
 """
 
 from __future__ import annotations
@@ -10,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,12 +26,18 @@ from typing import Any
 from ...errors import ToolError
 from ...kaos.base import BinaryFileError, CommandResult, CommandSandbox, FileStat, TextWindow, window_of_text
 from ...kaos.local import NONINTERACTIVE_ENV, LocalKaos, user_shell
+from ...util.share_dir import in_share_dir
+from .client_calls import refusal_text
 
 log = logging.getLogger(__name__)
 SNIFF_BYTES = 8192
 # Files bigger than this on disk are read from the editor a window at a time (see `read_lines`).
 WINDOWED_READ_BYTES = 1024 * 1024
 CLEANUP_TIMEOUT_S = 2.0
+
+
+class ClientTerminalFailed(ToolError):
+    """The client's terminal failed while a command ran in it; the message says what it answered."""
 
 
 class EditorRefused(ToolError, OSError):
@@ -63,6 +77,9 @@ class AcpKaos:
         self._session_id = session_id
         self._caps = capabilities
         self.on_terminal: Callable[[str, str], None] | None = None
+        # The session's workspace roots (the server sets it once the core exists); None: unknown,
+        # so no refused write falls back to the disk.
+        self.workspace: Callable[[], Sequence[Path]] | None = None
         self._local = LocalKaos()
         self._cleanups: set[asyncio.Future[None]] = set()
 
@@ -74,10 +91,15 @@ class AcpKaos:
 
     # ------------------------------------------------------------------ files
 
+    def _editor_reads(self, path: Path) -> bool:
+        return self._caps.read_text_file and not in_share_dir(path)
+
     async def read_text(self, path: Path) -> str:
-        if not self._caps.read_text_file:
+        if not self._editor_reads(path):
             return await self._local.read_text(path)
         on_disk = await self._check_on_disk(path)
+        if on_disk is None:  # not there: the disk says so, and the editor is not asked
+            return await self._local.read_text(path)
         try:
             return await self._editor_read(path, on_disk)
         except EditorRefused:
@@ -88,18 +110,18 @@ class AcpKaos:
     ) -> TextWindow:
         """Through the editor (it has the unsaved buffer); a big file only a window at a time.
 
-        Files up to WINDOWED_READ_BYTES on disk, unsaved buffers and tails are read whole, which
+        Files up to WINDOWED_READ_BYTES on disk and tails are read whole, which
         gives the exact line count. For bigger files the editor is asked for `line`/`limit` (one
         line more than needed, to tell whether the file goes on), so only the window crosses
         the connection; the total is then known only when the window reaches the end.
         """
-        if not self._caps.read_text_file:
-            return await self._local.read_lines(
-                path, offset, limit, max_line_chars=max_line_chars, max_chars=max_chars
-            )
-        on_disk = await self._check_on_disk(path)
         limits = {"max_line_chars": max_line_chars, "max_chars": max_chars}
-        if offset > 0 and on_disk is not None and on_disk.size > WINDOWED_READ_BYTES:
+        if not self._editor_reads(path):
+            return await self._local.read_lines(path, offset, limit, **limits)
+        on_disk = await self._check_on_disk(path)
+        if on_disk is None:
+            return await self._local.read_lines(path, offset, limit, **limits)
+        if offset > 0 and on_disk.size > WINDOWED_READ_BYTES:
             try:
                 text = await self._editor_read(path, on_disk, line=offset, limit=limit + 1)
             except OSError:
@@ -129,22 +151,21 @@ class AcpKaos:
                 raise BinaryFileError(f"{path} looks like a binary file (NUL bytes)")
         return on_disk
 
-    async def _editor_read(self, path: Path, on_disk: FileStat | None, **window: int) -> str:
-        """`fs/read_text_file`; FileNotFoundError when neither the editor nor the disk has the file."""
+    async def _editor_read(self, path: Path, on_disk: FileStat, **window: int) -> str:
+        """`fs/read_text_file` of a file that is on disk; EditorRefused when the editor says no."""
         try:
             response = await self._conn.read_text_file(session_id=self._session_id, path=str(path), **window)
         except Exception as exc:
-            if on_disk is None:
-                raise FileNotFoundError(f"{path} does not exist") from None
-            log.info("the editor refused to read %s (%s); reading it from disk", path, exc)
-            raise EditorRefused(f"the editor could not read {path}: {exc}") from None
+            reason = refusal_text(exc)
+            log.info("the editor refused to read %s (%s); reading it from disk", path, reason)
+            raise EditorRefused(f"the editor could not read {path}: {reason}") from None
         return response.content
 
     async def read_bytes(self, path: Path, limit: int | None = None) -> bytes:
         return await self._local.read_bytes(path, limit)
 
     async def write_text(self, path: Path, text: str, *, append: bool = False) -> int:
-        if not self._caps.write_text_file:
+        if not self._caps.write_text_file or in_share_dir(path):
             return await self._local.write_text(path, text, append=append)
         if append:
             try:
@@ -154,8 +175,26 @@ class AcpKaos:
         try:
             await self._conn.write_text_file(session_id=self._session_id, path=str(path), content=text)
         except Exception as exc:
-            raise OSError(f"the editor could not write {path}: {exc}") from None
+            reason = refusal_text(exc)
+            if not self._outside_workspace(path):
+                raise OSError(f"the editor could not write {path}: {reason}") from None
+            # The user approved this write as one outside the workspace: the editor declining to
+            # hold it (acpx: outside the project) does not undo that. Reads do the same.
+            log.info("the editor refused to write %s (%s); writing it to disk", path, reason)
+            return await self._local.write_text(path, text)
         return len(text.encode("utf-8"))  # what we wrote, not a possibly stale size on disk
+
+    def _outside_workspace(self, path: Path) -> bool:
+        """Whether `path` really lies outside every workspace root, as the edit's approval decided
+        (real paths: tools/base.ToolContext.in_workspace). Unknown roots: not known to be outside."""
+        if self.workspace is None:
+            return False
+        real = Path(os.path.realpath(path))
+        for root in self.workspace():
+            base = Path(os.path.realpath(root))
+            if real == base or base in real.parents:
+                return False
+        return True
 
     async def stat(self, path: Path) -> FileStat | None:
         return await self._local.stat(path)
@@ -185,14 +224,17 @@ class AcpKaos:
         argv = [user_shell(), "-c", command]
         if sandbox is not None:
             argv = sandbox.wrap(argv, cwd)
-        created = await self._conn.create_terminal(
-            session_id=self._session_id,
-            command=argv[0],
-            args=argv[1:],
-            cwd=str(cwd),
-            env=[EnvVariable(name=k, value=v) for k, v in {**NONINTERACTIVE_ENV, **(extra_env or {})}.items()],
-            output_byte_limit=output_limit,
-        )
+        try:
+            created = await self._conn.create_terminal(
+                session_id=self._session_id,
+                command=argv[0],
+                args=argv[1:],
+                cwd=str(cwd),
+                env=[EnvVariable(name=k, value=v) for k, v in {**NONINTERACTIVE_ENV, **(extra_env or {})}.items()],
+                output_byte_limit=output_limit,
+            )
+        except Exception as exc:  # e.g. acpx: "Permission denied for terminal/create"
+            raise OSError(f"the editor did not open a terminal: {refusal_text(exc)}") from None
         terminal_id = created.terminal_id
         try:
             if tool_call_id is not None and self.on_terminal is not None:
@@ -207,12 +249,14 @@ class AcpKaos:
                 exit_status = None
                 await self._bounded(self._conn.kill_terminal(session_id=self._session_id, terminal_id=terminal_id))
             output = await self._conn.terminal_output(session_id=self._session_id, terminal_id=terminal_id)
-        except BaseException:
+        except BaseException as exc:
             # Cancelled (session/cancel) or the client failed: stop the command and free the
             # terminal without waiting for the client's answers — the turn must end now.
             task = asyncio.ensure_future(self._kill_and_release(terminal_id))
             self._cleanups.add(task)
             task.add_done_callback(self._cleanups.discard)
+            if isinstance(exc, Exception):
+                raise ClientTerminalFailed(f"the editor's terminal failed: {refusal_text(exc)}") from None
             raise
         await self._bounded(self._conn.release_terminal(session_id=self._session_id, terminal_id=terminal_id))
         status = output.exit_status or exit_status

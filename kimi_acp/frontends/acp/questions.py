@@ -6,8 +6,9 @@ question (single-select: a string with titled `oneOf` options; multi-select: an 
 `anyOf` items) plus an optional free-text field for an answer in the user's own words.
 
 Every ACP client answers `session/request_permission`, so one without forms gets a permission
-prompt: the options of one single-select question as `allow_once` options (plus the question's
-`other_label`, if it has one, answering that label) and a "Skip". Its AskUserQuestion is cut
+prompt: the options of one single-select question as `allow_once` options (`reject_*` for an answer
+that turns the request down, and for the question's `other_label`, if it has one, answering that
+label) and a "Skip". Its AskUserQuestion is cut
 down to that shape (`single_choice`); a request that does not fit anyway is answered
 `QuestionNotSupported`. Plan tools' questions (one single-select question) fit both ways.
 
@@ -30,6 +31,8 @@ from .convert import text_content
 log = logging.getLogger(__name__)
 
 SKIP_OPTION = {"optionId": "skip", "name": "Skip", "kind": "reject_once"}
+DECLINE_KINDS = {"once": "reject_once", "always": "reject_always"}  # QuestionOption.declines -> option kind
+HEADLINE_CHARS = 80
 OTHER_SUFFIX = "_other"
 
 Answers = dict[str, str | list[str]]
@@ -162,21 +165,42 @@ def _choices(question: QuestionItem) -> list[tuple[str, str]]:
 
 
 def permission_options(question: QuestionItem) -> list[dict[str, Any]]:
+    """One option per answer. An answer that turns the request down (plan mode's Reject, Reject
+    and Exit, No) is a `reject_*` option, and so is the answer in one's own words (Revise): a
+    permission prompt cannot carry the words, so picking it accepts nothing. Clients that key
+    their buttons by kind (CodeCompanion) then never show a rejection as "Accept"."""
     options = [
-        {"optionId": f"option_{i + 1}", "name": label, "kind": "allow_once"}
-        for i, (label, _) in enumerate(_choices(question))
+        {"optionId": f"option_{i + 1}", "name": option.label, "kind": DECLINE_KINDS.get(option.declines or "", "allow_once")}
+        for i, option in enumerate(question.options)
     ]
+    if question.other_label:
+        options.append({"optionId": f"option_{len(options) + 1}", "name": question.other_label, "kind": "reject_once"})
     return [*options, SKIP_OPTION]
 
 
 def permission_tool_call(tool_call_id: str, question: QuestionItem) -> dict[str, Any]:
-    """The card the user is asked about: titled with the question, the options explained inside."""
-    call: dict[str, Any] = {"toolCallId": tool_call_id, "title": question.question}
+    """The card the user is asked about: titled with the question (and the first line of the text
+    shown with it, e.g. the plan's heading), that text and the options explained inside. A client
+    that shows only the permission request (Zed's panel) still shows what is asked about."""
+    title = question.question
+    headline = _headline(question.body)
+    if headline:
+        title = f"{title}: {headline}"
+    call: dict[str, Any] = {"toolCallId": tool_call_id, "title": title}
     described = [f"- **{label}**: {description}" for label, description in _choices(question) if description]
-    text = "\n\n".join(t for t in (question.body, "\n".join(described)) if t)
+    text = "\n\n".join(t for t in (question.body.strip("\n"), "\n".join(described)) if t)
     if text:
         call["content"] = [text_content(text)]
     return call
+
+
+def _headline(body: str) -> str:
+    """The first line of `body` that says something, without Markdown heading marks, cut short."""
+    for line in body.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line if len(line) <= HEADLINE_CHARS else line[: HEADLINE_CHARS - 1].rstrip() + "…"
+    return ""
 
 
 async def _ask_permission(

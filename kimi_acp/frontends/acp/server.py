@@ -27,7 +27,8 @@ from ...errors import AgentFileError
 from ...root_core import build_root_core
 from ...util.fs import copy_private
 from ...util.share_dir import mcp_file_may_list_servers
-from .errors import auth_required, internal_error, invalid_params, session_busy, session_not_found
+from . import session_admin
+from .errors import auth_required, internal_error, invalid_params, resource_not_found, session_busy, session_not_found
 from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
 from .kaos import AcpKaos, ClientCapabilities
 from .options import OptionError, apply_mode, apply_option, config_options, modes_state
@@ -236,6 +237,41 @@ class AcpServer:
             lock.release()
         return {}
 
+    async def set_session_title(self, session_id: str, title: str) -> dict[str, Any]:
+        """`session/set_title` (routed by guard.py): stored before the answer, never replaced by a
+        generated title."""
+        try:
+            return session_admin.set_title(self.sessions, session_id, title)
+        except OSError as exc:
+            raise internal_error("Could not store the title", exc.strerror or str(exc)) from None
+
+    async def session_status(self, session_id: str) -> dict[str, Any]:
+        """`session/status` (routed by guard.py): open here, or saved; no side effects."""
+        return session_admin.status(self.sessions, session_id)
+
+    async def archive_session(self, session_id: str) -> dict[str, Any]:
+        """`session/archive` (routed by guard.py): an open session is closed first, as `session/close`
+        does (its running turn's prompt answers `cancelled`), then hidden from default listings."""
+        stored = session_admin.stored(self.sessions, session_id)
+        acp_session = self.sessions.pop(session_id, None)
+        if acp_session is not None:
+            await acp_session.close()
+        return self._mark_archived(stored, True)
+
+    async def unarchive_session(self, session_id: str) -> dict[str, Any]:
+        """`session/unarchive` (routed by guard.py): listed by default again; nothing is opened."""
+        return self._mark_archived(session_admin.stored(self.sessions, session_id), False)
+
+    @staticmethod
+    def _mark_archived(stored: sessions.Session, archived: bool) -> dict[str, Any]:
+        try:
+            stored.set_archived(archived)
+        except OSError as exc:
+            if not stored.dir.is_dir():  # deleted meanwhile
+                raise resource_not_found(stored.id) from None
+            raise internal_error("Could not change the archive state", exc.strerror or str(exc)) from None
+        return {}
+
     def check_session_params(self, method: str, params: dict[str, Any]) -> None:
         """What the SDK would silently repair: invalid `mcpServers` entries are dropped by it."""
         if method in MCP_METHODS and "mcpServers" in params:
@@ -244,12 +280,15 @@ class AcpServer:
             _extra_dirs(params["additionalDirectories"])  # the SDK would drop bad entries silently
         if method in SESSION_METHODS:
             _SYSTEM_PROMPT.set(parse_system_prompt(params.get("systemPrompt")))  # -32602 before any session
+        if method == "session/list":
+            session_admin.remember_archive_filter(params.get("archived"))  # the SDK drops it
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict[str, Any]:
         if cwd is not None:
             found = sessions.list_sessions(cwd)
         else:
             found = sessions.list_all_sessions()
+        found = session_admin.archive_filtered(found)
         start = _decode_cursor(cursor)
         page = found[start : start + LIST_PAGE_SIZE]
         result: dict[str, Any] = {"sessions": [_session_info(s) for s in page]}
@@ -272,6 +311,7 @@ class AcpServer:
         except AgentFileError as exc:
             raise internal_error("Invalid configuration", str(exc)) from None
         core.sandbox.runtime_mode = self.sandbox_mode
+        kaos.workspace = lambda: [core.work_dir, *core.workspace_dirs()]  # where refused writes may not go to disk
         acp_session = AcpSession(self, core)
         kaos.on_terminal = acp_session.on_terminal
         if servers is not None:
@@ -422,6 +462,7 @@ def _session_info(session: sessions.Session) -> dict[str, Any]:
         "cwd": str(session.work_dir),
         "title": session.title(),
         "updatedAt": sessions.iso_time(session.updated_at()),
+        "archived": session.is_archived(),  # on every entry: `sessionCapabilities.archive` is advertised
     }
     if session.state.additional_dirs:
         info["additionalDirectories"] = [str(d) for d in session.state.additional_dirs]

@@ -24,6 +24,7 @@ from ...core.agent_core import AgentCore, FromUser, ModeChanged, TitleChanged
 from ...core.errors import LLMNotSet, LLMNotSupported, SessionBusy, SessionDeleted
 from ...core.slash import acp_entries
 from ...core.turn import CommandsChanged, ModelChanged, SandboxChanged
+from ...core.usage import UsageReading
 from ...errors import SignInRequired
 from ...llm.errors import ChatProviderError
 from ...sessions import iso_time
@@ -46,6 +47,7 @@ from .handshake import auth_methods
 from .options import config_options, current_mode
 from .task_output import LIMIT as TASK_OUTPUT_LIMIT
 from .updates import Update, UpdateMapper
+from .usage import prompt_usage, session_cost
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +84,7 @@ class AcpSession:
             client_capabilities=server.client_capabilities_raw,
             task_state=self._task_state,
             task_log=self._task_log,
+            session_cost=self._session_cost,
         )
         self._live = False  # the root's turn updates flow only while a prompt is being answered
         self._closed = False  # session/close (or delete, or exit): nothing more is sent
@@ -185,6 +188,9 @@ class AcpSession:
         if self._live or self._mapper.knows(tool_call_id):
             self.send_update(self._mapper.terminal_attached(tool_call_id, terminal_id))
 
+    def _session_cost(self) -> dict[str, Any] | None:
+        return session_cost(self.core.usage)
+
     def _task_state(self, task_id: str) -> BackgroundTaskDisplayBlock | None:
         task = self.core.tasks.get(task_id)
         return _task_block(task) if task is not None else None
@@ -265,8 +271,9 @@ class AcpSession:
         user_input = prompt_to_user_input(blocks)
         generation = self._generation
         async with self._turn_lock:
-            if generation != self._generation:
-                return {"stopReason": "cancelled"}  # cancelled while waiting for the previous prompt
+            if generation != self._generation:  # cancelled while waiting for the previous prompt
+                return {"stopReason": "cancelled", "usage": prompt_usage(UsageReading())}
+            before = self.core.usage.reading()
             self._mapper.begin_turn(show_prompt)
             self._live = True
             try:
@@ -281,9 +288,10 @@ class AcpSession:
                     task.cancel()
                 # Skills the turn created or changed: the client hears of them after the response.
                 asyncio.get_running_loop().call_soon(self.core.refresh_commands)
+        used = prompt_usage(self.core.usage.reading() - before)  # its subagents' requests included
         if result.status == "finished":
             self._side_task(self.core.generate_title())  # the answer does not wait for a title
-        return {"stopReason": STOP_REASONS.get(result.status, "end_turn")}
+        return {"stopReason": STOP_REASONS.get(result.status, "end_turn"), "usage": used}
 
     def start_turn(self, blocks: list[Any]) -> None:
         """A turn nobody awaits (`_session/steering` on an idle session); failures are logged."""
@@ -331,7 +339,7 @@ class AcpSession:
         the replayed ids (the client has just been given those)."""
         self.core.recorder.flush()
         mapper = UpdateMapper(self.core.work_dir, replay=True, client_capabilities=self.server.client_capabilities_raw,
-                              task_state=self._task_state)
+                              task_state=self._task_state, session_cost=self._session_cost)
         for record in read_wire_file(self.core.session.wire_file):
             if isinstance(record.message, (Request, ApprovalResponse)):
                 continue

@@ -68,6 +68,7 @@ from .convert import (
     tool_title,
 )
 from .message_ids import Kind, MessageIds
+from .permission_gist import permission_kind, titled
 from .task_output import TerminalFeed, terminal_info, terminal_output_supported
 
 Update = dict[str, Any]
@@ -77,6 +78,7 @@ TASK_STARTERS = frozenset({"Shell", "Agent"})  # their background result's card 
 TERMINAL_TOOLS = frozenset({"Shell"})  # a background run's output can be shown on its card (task_output.py)
 TaskState = Callable[[str], BackgroundTaskDisplayBlock | None]  # a task's current state, if known here
 TaskLog = Callable[[str], tuple[bytes, int | None]]  # a task's output so far, and its exit code once it ended
+SessionCost = Callable[[], dict[str, Any] | None]  # the session's cost so far (usage.py), if known
 # Messages after which the next chunk belongs to a new message (see message_ids.py); the recorder
 # keeps each of them, so a replay meets them where the live turn did.
 MESSAGE_BOUNDARIES = (StepBegin, StepRetry, SteerInput, ToolCall, ToolResult, CompactionBegin, CompactionEnd)
@@ -137,8 +139,10 @@ class UpdateMapper:
         client_capabilities: dict[str, Any] | None = None,
         task_state: TaskState | None = None,
         task_log: TaskLog | None = None,
+        session_cost: SessionCost | None = None,
     ) -> None:
-        """`tool_titles(name)` names tools the mapper cannot know, e.g. "server: tool" for MCP."""
+        """`tool_titles(name)` names tools the mapper cannot know, e.g. "server: tool" for MCP;
+        `session_cost()` is what `usage_update` says the session cost so far."""
         self.cwd = cwd
         self.replay = replay
         self.notices = session_capability(client_capabilities, "notices")
@@ -160,6 +164,7 @@ class UpdateMapper:
         self._ids = MessageIds()
         self.shown_output = False  # any agent text sent this turn (errors then need a visible note)
         self.last_usage: Update | None = None
+        self._session_cost = session_cost
 
     def _title(self, name: str, arguments: str | dict[str, Any], prefix: str = "") -> str:
         custom = self._tool_titles(name) if self._tool_titles is not None else None
@@ -333,9 +338,9 @@ class UpdateMapper:
         content[:0] = [text_content(f"**Warning:** {note}") for note in notes]
         return {
             "toolCallId": self.acp_id(key),
-            "title": call.title if call and call.title else one_line(request.description, TITLE_MAX),
+            "title": titled(call.title if call and call.title else one_line(request.description, TITLE_MAX), request),
             "name": name,
-            "kind": tool_kind(name),
+            "kind": permission_kind(tool_kind(name)),
             "status": "pending",
             "rawInput": shown_data(arguments),
             "locations": tool_locations(name, arguments, self.cwd),
@@ -602,11 +607,14 @@ class UpdateMapper:
             return [{"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": "completed"}]
         return [self._agent_text("_Context compacted: older messages are now a summary._\n\n")]
 
-    @staticmethod
-    def _usage(message: StatusUpdate) -> Update | None:
+    def _usage(self, message: StatusUpdate) -> Update | None:
         if message.context_tokens is None or not message.max_context_tokens:
             return None
-        return {"sessionUpdate": "usage_update", "used": max(0, message.context_tokens), "size": message.max_context_tokens}
+        update: Update = {"sessionUpdate": "usage_update", "used": max(0, message.context_tokens), "size": message.max_context_tokens}
+        cost = self._session_cost() if self._session_cost is not None else None
+        if cost is not None:
+            update["cost"] = cost
+        return update
 
 
 def _task_content(call: _Call, block: BackgroundTaskDisplayBlock) -> list[dict[str, Any]]:

@@ -112,7 +112,7 @@ class _Prepared:
 
 TERMINAL_HINT = (
     "kimi --wire speaks the Wire protocol (JSON-RPC 2.0) on stdin/stdout; drive it from a program "
-    "(see docs/wire.md). Press Ctrl-D to quit.\n"
+    "(see `kimi help wire`). Press Ctrl-D to quit.\n"
 )
 
 

@@ -182,8 +182,12 @@ def test_raw_output_names_media_it_does_not_send():
     [
         (['{"command": '], {}),
         (['{"comm'], {}),
-        (['{"command": "ls'], {"command": "ls"}),
+        (['{"command": "ls'], {}),  # "ls" may be "lsof": shown once the string is closed
+        (['{"command": "ls"'], {"command": "ls"}),
         (['{"command": "ls", "timeout": 1'], {"command": "ls"}),  # 1 may be 120
+        (['{"command": "ls", "cwd": "/tm'], {"command": "ls"}),
+        (['{"command": "say \\"hi\\'], {}),  # an escaped quote does not close it
+        (['{"l": ["a", "b'], {"l": ["a"]}),
         (['{"a": t'], {}),
         (['{"a": -'], {}),
         (['{"edit": {"old": '], {"edit": {}}),
@@ -203,8 +207,9 @@ def test_the_first_card_of_a_streamed_call_has_no_placeholder():
     mapper = UpdateMapper(CWD)
     (start,) = valid(mapper.map(call("s1", "Shell", '{"command": ')))
     assert start["rawInput"] == {} and start["title"] == "Shell"
-    (update,) = valid(mapper.map(ToolCallPart(arguments_part='"echo')))
-    assert update["rawInput"] == {"command": "echo"}
+    assert valid(mapper.map(ToolCallPart(arguments_part='"touc'))) == []  # never "Shell: touc"
+    (update,) = valid(mapper.map(ToolCallPart(arguments_part='h x"')))
+    assert update["rawInput"] == {"command": "touch x"} and update["title"] == "Shell: touch x"
 
 
 # --------------------------------------------------------------------------- background output

@@ -122,10 +122,28 @@ class Context:
         lines += [message.model_dump_json(exclude_none=True) for message in history]
         if token_count:
             lines.append(json.dumps({"role": "_usage", "token_count": token_count}))
+        self._swap_text("".join(line + "\n" for line in lines))
+        self.history = history
+        self.system_prompt = system_prompt
+        self.n_checkpoints = 0
+        self.estimated_tokens = len(system_prompt) // 4 + estimate_tokens(history)
+        self._counted, self._pending = token_count, (0 if token_count else self.estimated_tokens)
+        self._seen = _stamp(self.path)
+
+    def rewind(self, text: str) -> Context:
+        """Move the file aside (`context_N.jsonl`) and start over with `text`, the file as it was
+        at an earlier point (/undo, core/undo.py); returns the history loaded from it. Kimi Code
+        CLI reverts a context the same way, so the moved-aside file is the record of what was
+        taken back. An OSError leaves the file as it was."""
+        self._swap_text(text)
+        return Context.load(self.path)
+
+    def _swap_text(self, text: str) -> None:
+        """`text` becomes the file, whole on disk before the old one moves aside."""
         self.close()
         pending = rotation_path(self.path)
         try:
-            atomic_write_text(pending, "".join(line + "\n" for line in lines), make_parents=False)
+            atomic_write_text(pending, text, make_parents=False)
             _swap_in(self.path, pending)
         except BaseException:
             try:
@@ -133,12 +151,6 @@ class Context:
             except OSError:
                 pass
             raise
-        self.history = history
-        self.system_prompt = system_prompt
-        self.n_checkpoints = 0
-        self.estimated_tokens = len(system_prompt) // 4 + estimate_tokens(history)
-        self._counted, self._pending = token_count, (0 if token_count else self.estimated_tokens)
-        self._seen = _stamp(self.path)
 
     def close(self) -> None:
         """Close the file (reopened by the next write). The object forgets it first, so a close

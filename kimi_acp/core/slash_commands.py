@@ -38,6 +38,7 @@ from .transcript import (
     is_importable,
 )
 from .turn import TurnResult
+from .undo import undo_command
 
 DIR_LISTING_MAX = 50
 
@@ -559,5 +560,6 @@ _BUILTINS: dict[str, Any] = {
     "thinking": _thinking,
     "rename": _rename,
     "sandbox": _sandbox,
+    "undo": undo_command,  # core/undo.py
     "help": _help,
 }

@@ -88,6 +88,8 @@ class Shell(Tool[ShellParams]):
             return await _run_background(params, ctx)
 
         confinement = await _approve(ctx, params, RUN_ACTION, "Run command")
+        if ctx.checkpoints is not None:  # the workspace before the turn's first command, for /undo
+            await ctx.checkpoints.before_command()
         try:
             result = await ctx.kaos.run_command(
                 command,
@@ -145,6 +147,8 @@ async def _run_background(params: ShellParams, ctx: ToolContext) -> ToolReturnVa
         return tool_error("Background tasks are not available here.", brief="Background unavailable")
     command = params.command
     confinement = await _approve(ctx, params, RUN_BACKGROUND_ACTION, "Run background command")
+    if ctx.checkpoints is not None:
+        await ctx.checkpoints.before_command()
     try:
         task = await ctx.tasks.launch(
             command, cwd=ctx.work_dir, description=params.description.strip(), timeout_s=params.timeout,

@@ -133,8 +133,9 @@ class Checkpoints:
         turn = self._turn
         if turn is None:
             return
-        located = _locate(os.path.realpath(path), turn.roots)
-        if located is None or located in turn.edited:
+        real = os.path.realpath(path)
+        located = _locate(real, turn.roots) or ("", real)
+        if located in turn.edited:
             return
         async with self.lock:
             if located in turn.edited or self._turn is not turn:
@@ -144,6 +145,7 @@ class Checkpoints:
                 await asyncio.to_thread(self._record_edit, turn.seq, *located)
             except (OSError, UnsafePath) as exc:
                 log.warning("undo: the old state of %s/%s could not be kept: %s", *located, exc)
+                self._note(turn.seq, *located, f"its state before the turn could not be kept ({exc})")
 
     async def before_command(self) -> None:
         """Shell is about to run a command: snapshot the workspace, once per turn."""
@@ -170,8 +172,21 @@ class Checkpoints:
 
     # ------------------------------------------------------------------ in a worker thread
 
+    def _note(self, seq: int, root: str, path: str, why: str) -> None:
+        try:
+            self.journal.append({"e": "note", "turn": seq, "root": root, "path": path, "why": why})
+        except OSError as exc:
+            log.warning("undo: a note could not be kept: %s", exc)
+
     def _record_edit(self, seq: int, root: str, path: str) -> None:
-        check_relative(path)
+        if not root:
+            self._note(seq, root, path, "outside the workspace: undo never writes there")
+            return
+        try:
+            check_relative(path)
+        except UnsafePath as exc:
+            self._note(seq, root, path, str(exc))
+            return
         state, data = read_content(Path(root), path)
         if data is not None:
             self.journal.store_blob(state.sha, data)
@@ -208,7 +223,7 @@ class Checkpoints:
         if record is None:
             return
         changes: dict[tuple[str, str], PathChange] = {}
-        uncovered: list[Uncovered] = []
+        uncovered: list[Uncovered] = list(record.notes)
         for root, snap in record.snapshots.items():
             self._end_snapshot(root, snap, changes, uncovered)
         for order, root, path, before in record.edits:
@@ -525,6 +540,7 @@ class UndoArgs:
     turns: int = 1
     force: bool = False
     dry_run: bool = False
+    outside_turn: bool = False  # a preview without the turn lock: another process may be mid-turn
 
 
 USAGE = "Usage: `/undo [N] [--force] [--dry-run]` (N: how many of the last turns, default 1)."
@@ -553,7 +569,8 @@ async def run_undo(host: UndoHost, args: UndoArgs) -> UndoReport:
     if not cp.enabled:
         return UndoReport(refused="Undo is off: `[undo] keep_turns = 0` in the config records nothing to take back.")
     async with cp.lock:
-        await asyncio.to_thread(cp._end_unfinished)
+        if not args.outside_turn:  # under the turn lock: a turn without its end was cut short
+            await asyncio.to_thread(cp._end_unfinished)
         pending = cp.journal.load_pending()
         if pending is not None and args.dry_run:
             return UndoReport(refused="An undo was interrupted: the next `/undo` finishes it first (it takes back no more turns).")
@@ -588,8 +605,9 @@ async def run_undo(host: UndoHost, args: UndoArgs) -> UndoReport:
 
 
 async def preview(host: UndoHost, turns: int, *, force: bool = False) -> UndoReport:
-    """What `/undo turns` would do now, changing nothing (the web page shows it before it acts)."""
-    return await run_undo(host, UndoArgs(turns, force, dry_run=True))
+    """What `/undo turns` would do now, changing nothing (the web page shows it before it acts);
+    outside a turn, so a turn another process is running is not taken for one cut short."""
+    return await run_undo(host, UndoArgs(turns, force, dry_run=True, outside_turn=True))
 
 
 async def _apply(host: UndoHost, plan: UndoPlan, *, resumed: bool) -> UndoReport:
@@ -610,8 +628,15 @@ async def _apply(host: UndoHost, plan: UndoPlan, *, resumed: bool) -> UndoReport
 
 def _restore_all(cp: Checkpoints, plan: UndoPlan) -> list[Decision]:
     """Every path decided afresh and put back (the same way when an interrupted undo is finished:
-    a path already restored holds its target)."""
-    decisions = [decide(op, plan.force) for op in plan.ops]
+    a path already restored holds its target). What the turns created goes first, so a link or a
+    directory they put where a directory or a file was is out of the way."""
+    removals = [op for op in plan.ops if op.target.kind == "absent"]
+    others = [op for op in plan.ops if op.target.kind != "absent"]
+    return _restore_pass(cp, plan, removals) + _restore_pass(cp, plan, others)
+
+
+def _restore_pass(cp: Checkpoints, plan: UndoPlan, ops: Sequence[Op]) -> list[Decision]:
+    decisions = [decide(op, plan.force) for op in ops]
     contents = _contents(cp, [d.op for d in decisions if d.action == "restore"])
     done = []
     for decision in decisions:

@@ -114,6 +114,7 @@ class TurnRecord:
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)  # root -> its snapshot event
     changes: list[PathChange] | None = None  # None until the turn ended
     uncovered: list[Uncovered] = field(default_factory=list)
+    notes: list[Uncovered] = field(default_factory=list)  # changes seen as they happened that nothing can restore
     undone: bool = False
     events: int = 0  # events seen of this turn: orders edits against snapshots
 
@@ -256,6 +257,8 @@ def _apply(turns: dict[int, TurnRecord], event: dict[str, Any]) -> None:
         turn.edits.append((turn.events, str(event["root"]), str(event["path"]), FileState.from_json(event.get("before"))))
     elif kind == "snapshot":
         turn.snapshots.setdefault(str(event["root"]), {**event, "order": turn.events})
+    elif kind == "note":
+        turn.notes.append(Uncovered.from_json(event))
     elif kind == "end":
         turn.changes = [PathChange.from_json(c) for c in event.get("changes", [])]
         turn.uncovered = [Uncovered.from_json(u) for u in event.get("uncovered", [])]

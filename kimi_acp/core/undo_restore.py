@@ -83,7 +83,7 @@ def current_state(root: Path, path: str) -> FileState:
             target = os.fsencode(os.readlink(name, dir_fd=fd))
             return FileState("link", _blob_id_of(target), 0o777)
         if not stat.S_ISREG(st.st_mode):
-            return FileState("other")
+            return ABSENT if _empty_dir(name, fd, st) else FileState("other")
         file_fd = os.open(name, _READ_FLAGS, dir_fd=fd)
         with os.fdopen(file_fd, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -113,7 +113,7 @@ def read_content(root: Path, path: str) -> tuple[FileState, bytes | None]:
             target = os.fsencode(os.readlink(name, dir_fd=fd))
             return FileState("link", _blob_id_of(target), 0o777), target
         if not stat.S_ISREG(st.st_mode):
-            return FileState("other"), None
+            return (ABSENT if _empty_dir(name, fd, st) else FileState("other")), None
         file_fd = os.open(name, _READ_FLAGS, dir_fd=fd)
         with os.fdopen(file_fd, "rb") as f:
             data = f.read()
@@ -140,6 +140,13 @@ def restore(root: Path, path: str, target: FileState, content: bytes | None) -> 
             os.fsync(fd)
             return
         assert content is not None
+        try:
+            if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                os.rmdir(name, dir_fd=fd)  # an empty directory is no loss (git keeps none); a full one stays
+        except FileNotFoundError:
+            pass
+        except OSError:
+            raise UnsafePath("a directory that is not empty is there now") from None
         temp = f".{name[:100]}.undo-{secrets.token_hex(4)}.tmp"
         try:
             if target.kind == "link":
@@ -159,6 +166,21 @@ def restore(root: Path, path: str, target: FileState, content: bytes | None) -> 
             _unlink_quietly(temp, fd)
             raise
         os.fsync(fd)
+
+
+def _empty_dir(name: str, dir_fd: int, st: os.stat_result) -> bool:
+    """An empty directory counts as nothing there: git keeps no empty directories, and a turn
+    whose files were removed may leave one."""
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return False
+    try:
+        return not os.listdir(fd)
+    finally:
+        os.close(fd)
 
 
 def _unlink_quietly(name: str, dir_fd: int) -> None:

@@ -123,3 +123,113 @@ async def test_ignored_and_over_cap_files_are_reported_not_restored(start_wire, 
     assert (work_dir / "small.txt").read_text() == "small\n"
     assert (work_dir / "app.log").read_text() == "old log\nnew\n"  # not restored: said so
     assert "app.log" in text_of(seen) and "big.bin" in text_of(seen)
+
+
+async def test_a_file_changed_since_the_turn_is_left_and_said_unless_forced(start_wire, work_dir):
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (work_dir / name).write_text(f"{name} before\n")
+    wire = await start_wire(
+        [
+            tool_call("s1", "Shell", {"command": "echo turn >> a.txt && echo turn >> b.txt && echo turn >> c.txt"}),
+            "text: one",
+            tool_call("s2", "Shell", {"command": "echo again >> a.txt"}),
+            "text: two",
+        ],
+        "--yolo",
+    )
+    await wire.call("initialize", INIT)
+    await wire.call("prompt", {"user_input": "first"})
+    (work_dir / "b.txt").write_text("the user's own edit\n")
+
+    _, seen = await wire.call("prompt", {"user_input": "/undo --dry-run"})
+    preview = undo_notice(seen)
+    assert preview["type"] == "undo_preview"
+    assert preview["payload"]["restored"] == ["a.txt", "c.txt"]
+    assert preview["payload"]["left"] == [{"path": "b.txt", "why": "changed since the turn (by you or another program)"}]
+    assert (work_dir / "a.txt").read_text() == "a.txt before\nturn\n"  # a preview changes nothing
+
+    _, seen = await wire.call("prompt", {"user_input": "/undo"})
+    payload = undo_notice(seen)["payload"]
+    assert payload["restored"] == ["a.txt", "c.txt"] and [item["path"] for item in payload["left"]] == ["b.txt"]
+    assert "`b.txt`: changed since the turn (by you or another program)" in text_of(seen)
+    assert (work_dir / "a.txt").read_text() == "a.txt before\n"
+    assert (work_dir / "b.txt").read_text() == "the user's own edit\n"  # never overwritten silently
+
+    await wire.call("prompt", {"user_input": "second"})
+    (work_dir / "a.txt").write_text("edited by the user\n")
+    _, seen = await wire.call("prompt", {"user_input": "/undo --force"})
+    assert undo_notice(seen)["payload"]["restored"] == ["a.txt"]
+    assert (work_dir / "a.txt").read_text() == "a.txt before\n"
+
+
+async def test_a_running_turn_cannot_be_undone(start_wire, work_dir):
+    wire = await start_wire([tool_call("s1", "Shell", {"command": "echo hi"}), "text: ok"])
+    await wire.call("initialize", INIT)
+    prompt_id = await wire.request("prompt", {"user_input": "go"})
+    approval, _ = await wire.next_request()  # the turn waits on its approval
+    refused, _ = await wire.call("prompt", {"user_input": "/undo"})
+    assert refused["error"]["code"] == -32000
+    assert "a turn still running cannot be undone" in refused["error"]["message"]
+    payload = approval["params"]["payload"]
+    await wire.respond(approval["id"], {"request_id": payload["id"], "response": "reject"})
+    done, _ = await wire.response(prompt_id)
+    assert done["result"]["status"] == "finished"
+
+
+async def test_an_undo_cut_short_is_finished_by_the_next(start_wire, share_dir, work_dir, monkeypatch):
+    import kimi_acp.core.undo as undo
+
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (work_dir / name).write_text(f"{name} before\n")
+    wire = await start_wire([tool_call("s1", "Shell", {"command": "rm a.txt b.txt c.txt"}), "text: gone"], "--yolo")
+    await wire.call("initialize", INIT)
+    await wire.call("prompt", {"user_input": "delete them"})
+    real_restore, calls = undo.restore, []
+
+    def crash_on_the_second(*args):
+        calls.append(args)
+        if len(calls) == 2:
+            raise RuntimeError("the power went out")  # nothing in undo catches it: it stops as a crash would
+        return real_restore(*args)
+
+    monkeypatch.setattr(undo, "restore", crash_on_the_second)
+    failed, _ = await wire.call("prompt", {"user_input": "/undo"})
+    assert "error" in failed
+    directory = session_dir(share_dir, work_dir)
+    assert (directory / "undo" / "pending.json").exists()
+    assert sorted(p.name for p in work_dir.iterdir()) == ["a.txt"]  # one restored, whole; the others not yet
+    assert not (directory / "context_1.jsonl").exists()
+
+    monkeypatch.setattr(undo, "restore", real_restore)
+    _, seen = await wire.call("prompt", {"user_input": "/undo"})
+    assert text_of(seen).startswith("Finished an undo a crash had interrupted (1 turn: “delete them”).")
+    for name in ("a.txt", "b.txt", "c.txt"):
+        assert (work_dir / name).read_text() == f"{name} before\n"
+    assert not (directory / "undo" / "pending.json").exists()
+    assert (directory / "context_1.jsonl").exists() and not (directory / "context_2.jsonl").exists()
+    _, seen = await wire.call("prompt", {"user_input": "/undo"})
+    assert "Nothing to undo" in text_of(seen)
+
+
+async def test_a_directory_over_the_file_cap_is_not_snapshotted_and_undo_says_so(start_wire, tmp_path, work_dir):
+    from tests.support.wire_client import scripted_config_data
+
+    for i in range(5):
+        (work_dir / f"f{i}.txt").write_text(f"{i}\n")
+    scripts = [
+        tool_call("s1", "Shell", {"command": "echo changed > f0.txt"}),
+        tool_call("w1", "WriteFile", {"path": "f1.txt", "content": "edited\n"}),
+        "text: ok",
+    ]
+    data = scripted_config_data(tmp_path, scripts)
+    data["undo"] = {"max_files": 3}
+    (tmp_path / "capped.json").write_text(json.dumps(data))
+    wire = await start_wire((), "--yolo", config=tmp_path / "capped.json")
+    await wire.call("initialize", INIT)
+    await wire.call("prompt", {"user_input": "go"})
+    _, seen = await wire.call("prompt", {"user_input": "/undo"})
+    payload = undo_notice(seen)["payload"]
+    assert payload["restored"] == ["f1.txt"]  # WriteFile's edit is always recorded
+    (why,) = [item["why"] for item in payload["not_covered"]]
+    assert "more than 3 files" in why and "cannot be undone" in why
+    assert (work_dir / "f0.txt").read_text() == "changed\n" and (work_dir / "f1.txt").read_text() == "1\n"

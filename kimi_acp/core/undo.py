@@ -718,6 +718,8 @@ def _report(host: UndoHost, plan: UndoPlan, decisions: Sequence[Decision], *, dr
             report.already.append(name)
         else:
             report.left.append((name, d.why))
+    for names in (report.restored, report.removed, report.already, report.left):
+        names.sort()
     for u in plan.uncovered:
         report.not_covered.append((display(Path(u.root), u.path, host.work_dir) if u.path else "", u.why if u.path else f"{u.root}: {u.why}"))
     return report
@@ -814,10 +816,10 @@ def _summary(report: UndoReport) -> str:
         return report.refused
     parts = [f"{len(report.restored)} restored", f"{len(report.removed)} removed"]
     if report.left:
-        parts.append(f"{len(report.left)} left")
+        parts.append(f"{len(report.left)} left as they are")
     if report.not_covered:
         parts.append(f"{len(report.not_covered)} not recorded")
-    return ", ".join(parts) + " (files)"
+    return "Files: " + ", ".join(parts) + "."
 
 
 # --------------------------------------------------------------------------- helpers

@@ -119,6 +119,7 @@ class Driver:
         # undo journal's turns are matched to them by time (see undo_marks).
         self.runs: list[float] = []
         self._depth = 0
+        self._undo_marks: dict[str, Any] = {"runs": [], "undone": []}  # as last sent
         core.stream.subscribe(self._on_message)
 
     @property
@@ -255,7 +256,9 @@ class Driver:
                     page.replay(_Raw(notification("ApprovalRequest", approval_params(request))))
                 else:
                     page.replay(_Raw(notification("QuestionRequest", request.model_dump(mode="json"))))
-        page.replay(_Raw(notification("Undo", self.undo_marks())))
+        marks = self.undo_marks()
+        if marks["runs"] or marks["undone"]:
+            page.replay(_Raw(notification("Undo", marks)))
         page.replay(_Raw(notification("HistoryEnd", self.status())))
         self.pages.add(page)
         return page
@@ -283,6 +286,13 @@ class Driver:
             elif record.seq in undoable:
                 marks.append({"run": run, "turns": undoable.index(record.seq) + 1, "seq": record.seq})
         return {"runs": marks, "undone": undone}
+
+    def _send_undo_marks(self) -> None:
+        """After a turn: the pages' Undo controls, when they changed."""
+        marks = self.undo_marks()
+        if marks != self._undo_marks:
+            self._undo_marks = marks
+            self._broadcast(_Raw(notification("Undo", marks)))
 
     async def undo_preview(self, turns: int) -> dict[str, Any]:
         """What undoing the last `turns` turns would do, changing nothing: the page lists it before it acts."""
@@ -330,7 +340,7 @@ class Driver:
         finally:
             self.turn = None
             self._broadcast(_Raw(notification("Status", self.status())))
-            self._broadcast(_Raw(notification("Undo", self.undo_marks())))
+            self._send_undo_marks()
 
     def steer(self, text: str) -> None:
         if not text.strip():

@@ -177,10 +177,11 @@ function startRun(userInput, counted) {
   if (!state.replaying) state.follow = true; // a new prompt: show it and its answer
   const user = el("div", "msg user", userInput);
   user.dataset.testid = "user-message";
-  const bar = el("div", "undo-bar"); // the run's Undo control, when the server says it can be undone
-  bar.dataset.testid = "undo-bar";
   const run = el("div", "run");
-  root().append(user, bar, run);
+  const bar = el("div", "undo-bar"); // the run's Undo control (first in the run), when the server says it can be undone
+  bar.dataset.testid = "undo-bar";
+  run.append(bar);
+  root().append(user, run);
   state.run = { node: run, answer: null, thinking: null };
   if (counted) state.runs.push({ user, bar, run });
   return state.run;

@@ -80,6 +80,7 @@ class Checkpoints:
         self._roots = roots
         self._stores: dict[str, ShadowStore] = {}
         self._turn: _OpenTurn | None = None
+        self._prewarming: dict[str, asyncio.Task[None]] = {}
         self.lock = asyncio.Lock()
         self.last_report: UndoReport | None = None  # of the last /undo (the Python API returns it)
 
@@ -123,9 +124,21 @@ class Checkpoints:
                 roots = self.workspace_roots()
                 self.journal.append(begin_event(seq, prompt[:500], _position(context_file), roots))
                 self._turn = _OpenTurn(seq, roots)
+                self._prewarm(roots)
             except Exception:
                 log.exception("undo: the turn could not be recorded; it cannot be undone")
                 self._turn = None
+
+    def _prewarm(self, roots: Sequence[str]) -> None:
+        """A directory never snapshotted in this session is read in the background while the model
+        thinks, so the turn's first command waits only for what changed since (a repository's
+        first snapshot reads every file: seconds for a large one)."""
+        for root in roots:
+            store = self.store(root)
+            if store.available and store.indexed_count() == 0 and root not in self._prewarming:
+                task = asyncio.create_task(asyncio.to_thread(_prewarm, store))
+                self._prewarming[root] = task
+                task.add_done_callback(lambda _, root=root: self._prewarming.pop(root, None))
 
     async def before_edit(self, path: Path) -> None:
         """WriteFile / StrReplaceFile is about to change `path`: keep what it holds (the first time
@@ -839,6 +852,13 @@ def _running_tasks(host: UndoHost) -> str:
     except Exception:
         return ""
     return ", ".join(t.id for t in tasks if not t.elsewhere)
+
+
+def _prewarm(store: ShadowStore) -> None:
+    try:
+        store.prewarm()
+    except (ShadowError, OSError) as exc:
+        log.info("undo: reading %s ahead failed (the snapshot will): %s", store.root, exc)
 
 
 def _position(context_file: Path) -> dict[str, int] | None:

@@ -24,6 +24,7 @@ import re
 import shutil
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -114,6 +115,7 @@ class ShadowStore:
         self.max_files = max_files
         self._git = git_path()
         self._modes: dict[str, int] | None = None  # permission bits git does not keep (modes.json)
+        self._lock = threading.Lock()  # one git command writing the index or pruning at a time
 
     @property
     def available(self) -> bool:
@@ -192,6 +194,17 @@ class ShadowStore:
 
     def snapshot(self) -> Snapshot:
         """The directory as it is now, as a tree in the store (see the module's note for what is left out)."""
+        with self._lock:
+            return self._snapshot()
+
+    def prewarm(self) -> None:
+        """Read the whole directory into a store that has never snapshotted it, ahead of the first
+        snapshot (which then only reads what changed meanwhile). Nothing is recorded."""
+        with self._lock:
+            if self.indexed_count() == 0:
+                self._snapshot()
+
+    def _snapshot(self) -> Snapshot:
         self.ensure()
         taken_ns = time.time_ns()
         listing = self._changed_since_last()
@@ -371,8 +384,9 @@ class ShadowStore:
         names = list(names)
         if not names:
             return
-        self.run("update-ref", "--stdin", data="".join(f"delete refs/kimi/{n}\n" for n in names).encode())
-        self.run("prune", "--expire=now")
+        with self._lock:
+            self.run("update-ref", "--stdin", data="".join(f"delete refs/kimi/{n}\n" for n in names).encode())
+            self.run("prune", "--expire=now")
 
 
 def _collect_changed(directory: Path, prefix: str, since_ns: int, found: list[str], left: list[int]) -> None:

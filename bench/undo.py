@@ -56,7 +56,13 @@ async def measure(files: int, runs: int) -> dict[str, Any]:
     session = sessions.create(work)
     session.context_file.write_text('{"role": "_system_prompt", "content": "bench"}\n')
     checkpoints = Checkpoints(session.dir / "undo", UndoSettings(keep_turns=runs + 10), lambda: [work])
-    samples: dict[str, list[float]] = {"first_snapshot": [], "snapshot": [], "end": [], "edit": [], "no_change": []}
+    samples: dict[str, list[float]] = {
+        "first_snapshot": [],
+        "snapshot": [],
+        "end": [],
+        "edit": [],
+        "no_change": [],
+    }
 
     def timed(name: str, started: float) -> None:
         samples[name].append((time.perf_counter() - started) * 1000)
@@ -90,7 +96,11 @@ async def measure(files: int, runs: int) -> dict[str, Any]:
     finally:
         shutil.rmtree(base, ignore_errors=True)
     rows = {
-        name: {"median_ms": round(median(values), 2), "p90_ms": round(percentile(values, 90), 2), "n": len(values)}
+        name: {
+            "median_ms": round(median(values), 2),
+            "p90_ms": round(percentile(values, 90), 2),
+            "n": len(values),
+        }
         for name, values in samples.items()
     }
     return {"files": files, "runs": runs, "rows": rows, "samples": samples}
@@ -122,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     print("| step | median ms | p90 ms | samples | target |")
     print("|---|---|---|---|---|")
     for name, row in result["rows"].items():
-        target = ("ok" if row["median_ms"] < TARGET_MS else "OVER") + f" < {TARGET_MS:g} ms" if name == "snapshot" else ""
+        target = (
+            ("ok" if row["median_ms"] < TARGET_MS else "OVER") + f" < {TARGET_MS:g} ms"
+            if name == "snapshot"
+            else ""
+        )
         print(f"| {LABELS[name]} | {row['median_ms']:.1f} | {row['p90_ms']:.1f} | {row['n']} | {target} |")
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": info, **result}, indent=2))

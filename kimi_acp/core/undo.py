@@ -88,11 +88,6 @@ class Checkpoints:
     def enabled(self) -> bool:
         return self.settings.keep_turns > 0
 
-    @property
-    def recording(self) -> bool:
-        """A turn is open: changes are being recorded."""
-        return self._turn is not None
-
     def workspace_roots(self) -> list[str]:
         """The workspace directories now, as real paths; one inside another is covered by it."""
         found: list[str] = []
@@ -104,7 +99,9 @@ class Checkpoints:
 
     def store(self, root: str) -> ShadowStore:
         if root not in self._stores:
-            key = hashlib.sha1(root.encode("utf-8", "surrogateescape"), usedforsecurity=False).hexdigest()[:16]
+            key = hashlib.sha1(root.encode("utf-8", "surrogateescape"), usedforsecurity=False).hexdigest()[
+                :16
+            ]
             self._stores[root] = ShadowStore(
                 self.journal.directory / "shadow" / key,
                 Path(root),
@@ -258,12 +255,22 @@ class Checkpoints:
              "uncovered": [u.to_json() for u in uncovered], "late": late},
         )  # fmt: skip
 
-    def _end_snapshot(self, root: str, snap: dict[str, Any], changes: dict[tuple[str, str], PathChange], uncovered: list[Uncovered]) -> None:
+    def _end_snapshot(
+        self,
+        root: str,
+        snap: dict[str, Any],
+        changes: dict[tuple[str, str], PathChange],
+        uncovered: list[Uncovered],
+    ) -> None:
         """What the turn's commands changed in one directory: its snapshot now against before."""
         before_tree = snap.get("tree")
         if not before_tree:
             why = snap.get("reason") or "no snapshot"
-            uncovered.append(Uncovered(root, "", f"not snapshotted: {why}; what Shell commands changed there cannot be undone"))
+            uncovered.append(
+                Uncovered(
+                    root, "", f"not snapshotted: {why}; what Shell commands changed there cannot be undone"
+                )
+            )
             return
         store = self.store(root)
         try:
@@ -290,11 +297,21 @@ class Checkpoints:
                 uncovered.append(Uncovered(root, path, f"over the {size_cap} size cap: not in the snapshot"))
         for path in before_big:
             if path not in post.big and not os.path.lexists(os.path.join(root, path)):
-                uncovered.append(Uncovered(root, path, f"deleted; it was over the {size_cap} size cap, so not in the snapshot"))
+                uncovered.append(
+                    Uncovered(
+                        root, path, f"deleted; it was over the {size_cap} size cap, so not in the snapshot"
+                    )
+                )
         for path in ignored:
             uncovered.append(Uncovered(root, path, "ignored by .gitignore: not in the snapshot"))
         if cut:
-            uncovered.append(Uncovered(root, "", f"only the first {IGNORED_LOOK_BUDGET:,} files ignored by .gitignore were checked for changes"))
+            uncovered.append(
+                Uncovered(
+                    root,
+                    "",
+                    f"only the first {IGNORED_LOOK_BUDGET:,} files ignored by .gitignore were checked for changes",
+                )
+            )
         for path in post.unreadable:
             uncovered.append(Uncovered(root, path, "could not be read for the snapshot"))
 
@@ -346,12 +363,14 @@ class Op:
     between: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"root": self.root, "path": self.path, "target": self.target.to_json(), "expected": self.expected.to_json(),
+        return {"root": self.root, "path": self.path, "target": self.target.to_json(),
+                "expected": self.expected.to_json(),
                 "blocked": self.blocked, "between": self.between}  # fmt: skip
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Op:
-        return cls(str(data["root"]), str(data["path"]), FileState.from_json(data["target"]), FileState.from_json(data["expected"]),
+        return cls(str(data["root"]), str(data["path"]), FileState.from_json(data["target"]),
+                   FileState.from_json(data["expected"]),
                    data.get("blocked"), data.get("between"))  # fmt: skip
 
 
@@ -402,7 +421,9 @@ def build_plan(records: Sequence[TurnRecord], roots_now: Sequence[str], *, force
         op = Op(root, path, target, expected)
         for (seq_a, a), (seq_b, b) in zip(chain, chain[1:]):
             if not a.after.same(b.before):
-                op.between = f"changed between two of the turns (after turn {seq_a}, before turn {seq_b}), not by the agent"
+                op.between = (
+                    f"changed between two of the turns (after turn {seq_a}, before turn {seq_b}), not by the agent"
+                )
         if "repo" in (target.kind, expected.kind):
             op.blocked = "a nested git repository: its files are not in the snapshot"
         elif target.kind == "other":
@@ -519,18 +540,35 @@ class UndoReport:
         if self.restored:
             lines.append(_listing("Would restore" if self.dry_run else "Restored", self.restored))
         if self.removed:
-            lines.append(_listing("Would remove (created by the turns)" if self.dry_run else "Removed (created by the turns)", self.removed))
+            lines.append(
+                _listing(
+                    "Would remove (created by the turns)"
+                    if self.dry_run
+                    else "Removed (created by the turns)",
+                    self.removed,
+                )
+            )
         if self.already:
             lines.append(_listing("Already as before", self.already))
         if self.left:
             label = "Would leave as they are" if self.dry_run else "Left as they are"
-            lines.append(label + ":\n" + "\n".join(f"- `{p}`: {why}" for p, why in self.left[:SHOWN_PATHS]) + _more(self.left))
+            lines.append(
+                label
+                + ":\n"
+                + "\n".join(f"- `{p}`: {why}" for p, why in self.left[:SHOWN_PATHS])
+                + _more(self.left)
+            )
             if any(why in (CHANGED_SINCE,) or why.startswith("changed between") for _, why in self.left):
-                lines.append("`/undo --force` overwrites files changed since; run `/undo N --dry-run` first to see what it would do.")
+                lines.append(
+                    "`/undo --force` overwrites files changed since; "
+                    "run `/undo N --dry-run` first to see what it would do."
+                )
         if self.not_covered:
             lines.append(
                 "Not restored (nothing recorded them):\n"
-                + "\n".join(f"- `{p}`: {why}" if p else f"- {why}" for p, why in self.not_covered[:SHOWN_PATHS])
+                + "\n".join(
+                    f"- `{p}`: {why}" if p else f"- {why}" for p, why in self.not_covered[:SHOWN_PATHS]
+                )
                 + _more(self.not_covered)
             )
         if not (self.restored or self.removed or self.already or self.left):
@@ -544,7 +582,8 @@ class UndoReport:
             "turns": self.turns, "restored": self.restored, "removed": self.removed, "already": self.already,
             "left": [{"path": p, "why": w} for p, w in self.left],
             "not_covered": [{"path": p, "why": w} for p, w in self.not_covered],
-            "conversation": self.conversation, "resumed": self.resumed, "dry_run": self.dry_run, "refused": self.refused,
+            "conversation": self.conversation, "resumed": self.resumed, "dry_run": self.dry_run,
+            "refused": self.refused,
         }  # fmt: skip
 
 
@@ -580,13 +619,18 @@ async def run_undo(host: UndoHost, args: UndoArgs) -> UndoReport:
     """Take back the last `args.turns` turns (or finish an interrupted undo first)."""
     cp = host.checkpoints
     if not cp.enabled:
-        return UndoReport(refused="Undo is off: `[undo] keep_turns = 0` in the config records nothing to take back.")
+        return UndoReport(
+            refused="Undo is off: `[undo] keep_turns = 0` in the config records nothing to take back."
+        )
     async with cp.lock:
         if not args.outside_turn:  # under the turn lock: a turn without its end was cut short
             await asyncio.to_thread(cp._end_unfinished)
         pending = cp.journal.load_pending()
         if pending is not None and args.dry_run:
-            return UndoReport(refused="An undo was interrupted: the next `/undo` finishes it first (it takes back no more turns).")
+            return UndoReport(
+                refused="An undo was interrupted: the next `/undo` finishes it first "
+                "(it takes back no more turns)."
+            )
         if pending is not None:
             try:
                 plan = UndoPlan.from_json(pending)
@@ -599,7 +643,10 @@ async def run_undo(host: UndoHost, args: UndoArgs) -> UndoReport:
         if not records:
             return UndoReport(refused=_nothing_to_undo(cp))
         if args.turns > len(records):
-            return UndoReport(refused=f"Only {len(records)} turn{'s' if len(records) != 1 else ''} can be undone (you asked for {args.turns}). {_kept_note(cp)}")
+            return UndoReport(
+                refused=f"Only {len(records)} turn{'s' if len(records) != 1 else ''} can be undone "
+                f"(you asked for {args.turns}). {_kept_note(cp)}"
+            )
         if not args.force and (running := _running_tasks(host)):
             return UndoReport(
                 refused=f"Background tasks are still running ({running}): they may still change files. "
@@ -658,7 +705,9 @@ def _restore_pass(cp: Checkpoints, plan: UndoPlan, ops: Sequence[Op]) -> list[De
             done.append(decision)
             continue
         if decision.protected and f"{op.root}/{op.path}" not in plan.approved:
-            done.append(replace(decision, action="left", why=f"a protected path ({decision.protected}): not approved"))
+            done.append(
+                replace(decision, action="left", why=f"a protected path ({decision.protected}): not approved")
+            )
             continue
         content = contents.get((op.root, op.path)) if decision.action == "restore" else None
         if decision.action == "restore" and content is None:
@@ -711,8 +760,11 @@ async def _approve_protected(host: UndoHost, decisions: Sequence[Decision]) -> l
             sender="Undo",
             action="restore protected files",
             description="Restore " + ", ".join(f"`{n}`" for n in names) + " to their state before the turns",
-            display=[BriefDisplayBlock(text="\n".join(f"{n}: {d.protected}" for n, d in zip(names, protected)))],
-            warning="Undo would write protected paths: " + "; ".join(f"{n} is {d.protected}" for n, d in zip(names, protected)),
+            display=[
+                BriefDisplayBlock(text="\n".join(f"{n}: {d.protected}" for n, d in zip(names, protected)))
+            ],
+            warning="Undo would write protected paths: "
+            + "; ".join(f"{n} is {d.protected}" for n, d in zip(names, protected)),
         )
     except (ToolRejectedError, PermissionDenied):
         return []
@@ -734,7 +786,12 @@ def _report(host: UndoHost, plan: UndoPlan, decisions: Sequence[Decision], *, dr
     for names in (report.restored, report.removed, report.already, report.left):
         names.sort()
     for u in plan.uncovered:
-        report.not_covered.append((display(Path(u.root), u.path, host.work_dir) if u.path else "", u.why if u.path else f"{u.root}: {u.why}"))
+        report.not_covered.append(
+            (
+                display(Path(u.root), u.path, host.work_dir) if u.path else "",
+                u.why if u.path else f"{u.root}: {u.why}",
+            )
+        )
     return report
 
 
@@ -753,7 +810,11 @@ def _rewind(host: UndoHost, plan: UndoPlan) -> str:
     tokens = host.context.token_count or host.context.estimated_tokens
     max_size = host.max_context_size
     host.stream.send(
-        StatusUpdate(context_usage=round(tokens / max_size, 6) if max_size else None, context_tokens=tokens, max_context_tokens=max_size)
+        StatusUpdate(
+            context_usage=round(tokens / max_size, 6) if max_size else None,
+            context_tokens=tokens,
+            max_context_tokens=max_size,
+        )
     )
     those = "That turn is" if len(plan.turns) == 1 else "Those turns are"
     return f"{those} no longer in the conversation the model sees (the session's files keep the full record)."
@@ -839,11 +900,14 @@ def _summary(report: UndoReport) -> str:
 
 
 def _nothing_to_undo(cp: Checkpoints) -> str:
-    return f"Nothing to undo: no turn of this session that changed the conversation or files is recorded. {_kept_note(cp)}"
+    return f"Nothing to undo: no turn of this session is recorded. {_kept_note(cp)}"
 
 
 def _kept_note(cp: Checkpoints) -> str:
-    return f"Only the last {cp.settings.keep_turns} turns are kept for undo (`[undo] keep_turns`); turns already undone cannot be undone again."
+    return (
+        f"Only the last {cp.settings.keep_turns} turns are kept for undo (`[undo] keep_turns`); "
+        "turns already undone cannot be undone again."
+    )
 
 
 def _running_tasks(host: UndoHost) -> str:
@@ -907,7 +971,11 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def _listing(label: str, paths: Sequence[str]) -> str:
-    return f"{label}: " + ", ".join(f"`{p}`" for p in paths[:SHOWN_PATHS]) + (f" and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else "")
+    return (
+        f"{label}: "
+        + ", ".join(f"`{p}`" for p in paths[:SHOWN_PATHS])
+        + (f" and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else "")
+    )
 
 
 def _more(items: Sequence[Any]) -> str:

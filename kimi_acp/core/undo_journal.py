@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..util.fs import atomic_write_text, ends_with_newline, fsync_dir, iter_json_objects, open_private, private_dir
+from ..util.fs import (
+    atomic_write_text,
+    ends_with_newline,
+    file_stamp,
+    fsync_dir,
+    iter_json_objects,
+    open_private,
+    private_dir,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +70,12 @@ class FileState:
     def from_json(cls, data: Any) -> FileState:
         if not isinstance(data, dict) or data.get("kind") not in ("absent", "file", "link", "other", "repo"):
             return cls("other")
-        return cls(data["kind"], str(data.get("sha") or ""), int(data.get("mode") or 0), str(data.get("source") or ""))
+        return cls(
+            data["kind"],
+            str(data.get("sha") or ""),
+            int(data.get("mode") or 0),
+            str(data.get("source") or ""),
+        )
 
 
 ABSENT = FileState("absent")
@@ -78,11 +91,21 @@ class PathChange:
     after: FileState
 
     def to_json(self) -> dict[str, Any]:
-        return {"root": self.root, "path": self.path, "before": self.before.to_json(), "after": self.after.to_json()}
+        return {
+            "root": self.root,
+            "path": self.path,
+            "before": self.before.to_json(),
+            "after": self.after.to_json(),
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PathChange:
-        return cls(str(data["root"]), str(data["path"]), FileState.from_json(data.get("before")), FileState.from_json(data.get("after")))
+        return cls(
+            str(data["root"]),
+            str(data["path"]),
+            FileState.from_json(data.get("before")),
+            FileState.from_json(data.get("after")),
+        )
 
 
 @dataclass(frozen=True)
@@ -114,7 +137,9 @@ class TurnRecord:
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)  # root -> its snapshot event
     changes: list[PathChange] | None = None  # None until the turn ended
     uncovered: list[Uncovered] = field(default_factory=list)
-    notes: list[Uncovered] = field(default_factory=list)  # changes seen as they happened that nothing can restore
+    notes: list[Uncovered] = field(
+        default_factory=list
+    )  # changes seen as they happened that nothing can restore
     undone: bool = False
     events: int = 0  # events seen of this turn: orders edits against snapshots
 
@@ -168,7 +193,7 @@ class Journal:
 
     def turns(self) -> dict[int, TurnRecord]:
         """Every turn recorded, by number (parsed once per change of the file)."""
-        stamp = _stamp(self.path)
+        stamp = file_stamp(self.path)
         if self._cache is not None and self._cache[0] == stamp and stamp is not None:
             return self._cache[1]
         turns: dict[int, TurnRecord] = {}
@@ -192,7 +217,9 @@ class Journal:
             if event.get("e") == "undone":
                 turns = [t for t in event.get("turns", []) if t in keep]
                 if turns:
-                    lines.append(json.dumps({**event, "turns": turns}, ensure_ascii=False, separators=(",", ":")))
+                    lines.append(
+                        json.dumps({**event, "turns": turns}, ensure_ascii=False, separators=(",", ":"))
+                    )
             elif event.get("turn") in keep:
                 lines.append(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
         atomic_write_text(self.path, "".join(line + "\n" for line in lines))
@@ -221,7 +248,9 @@ class Journal:
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
-            log.warning("%s is unreadable (%s): the undo it describes cannot be finished", self.pending_path, exc)
+            log.warning(
+                "%s is unreadable (%s): the undo it describes cannot be finished", self.pending_path, exc
+            )
             return None
         return data if isinstance(data, dict) else None
 
@@ -254,7 +283,9 @@ def _apply(turns: dict[int, TurnRecord], event: dict[str, Any]) -> None:
         return
     turn.events += 1
     if kind == "edit":
-        turn.edits.append((turn.events, str(event["root"]), str(event["path"]), FileState.from_json(event.get("before"))))
+        turn.edits.append(
+            (turn.events, str(event["root"]), str(event["path"]), FileState.from_json(event.get("before")))
+        )
     elif kind == "snapshot":
         turn.snapshots.setdefault(str(event["root"]), {**event, "order": turn.events})
     elif kind == "note":
@@ -265,12 +296,11 @@ def _apply(turns: dict[int, TurnRecord], event: dict[str, Any]) -> None:
 
 
 def begin_event(seq: int, prompt: str, context: dict[str, int] | None, roots: list[str]) -> dict[str, Any]:
-    return {"e": "begin", "turn": seq, "at": time.time(), "prompt": prompt, "context": context, "roots": roots}
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+    return {
+        "e": "begin",
+        "turn": seq,
+        "at": time.time(),
+        "prompt": prompt,
+        "context": context,
+        "roots": roots,
+    }

@@ -46,7 +46,9 @@ def check_relative(path: str) -> list[str]:
 def _parent(root: Path, parts: list[str], *, create: bool) -> Iterator[int | None]:
     """A handle on the directory holding `parts[-1]`, reached without following links; None when
     a directory on the way is missing (and `create` is False)."""
-    fd = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))  # the workspace directory itself may be a link
+    fd = os.open(
+        root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0)
+    )  # the workspace directory itself may be a link
     try:
         for part in parts[:-1]:
             try:
@@ -152,7 +154,12 @@ def restore(root: Path, path: str, target: FileState, content: bytes | None) -> 
             if target.kind == "link":
                 os.symlink(os.fsdecode(content), temp, dir_fd=fd)
             else:
-                file_fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600, dir_fd=fd)
+                file_fd = os.open(
+                    temp,
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                    0o600,
+                    dir_fd=fd,
+                )
                 with os.fdopen(file_fd, "wb") as f:
                     f.write(content)
                     f.flush()

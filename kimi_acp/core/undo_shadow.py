@@ -89,9 +89,13 @@ class Snapshot:
 
     tree: str | None
     reason: str | None = None
-    big: dict[str, tuple[int, int]] = field(default_factory=dict)  # left out (over the size cap): path -> (size, ctime_ns)
+    big: dict[str, tuple[int, int]] = field(
+        default_factory=dict
+    )  # left out (over the size cap): path -> (size, ctime_ns)
     modes: dict[str, int] = field(default_factory=dict)  # permission bits of the files read this time
-    prior_modes: dict[str, int] = field(default_factory=dict)  # their bits at the previous snapshot (and the deleted files')
+    prior_modes: dict[str, int] = field(
+        default_factory=dict
+    )  # their bits at the previous snapshot (and the deleted files')
     unreadable: list[str] = field(default_factory=list)  # files git could not read
     taken_ns: int = 0  # when the listing started: what changed after it has a later ctime
 
@@ -153,7 +157,9 @@ class ShadowStore:
         """Run git on this store; its stdout. A status not in `ok` raises ShadowError with stderr."""
         return self._run(args, data, ok).stdout
 
-    def _run(self, args: Sequence[str], data: bytes | None, ok: Iterable[int]) -> subprocess.CompletedProcess[bytes]:
+    def _run(
+        self, args: Sequence[str], data: bytes | None, ok: Iterable[int]
+    ) -> subprocess.CompletedProcess[bytes]:
         try:
             done = subprocess.run(
                 self._command(args),
@@ -180,7 +186,9 @@ class ShadowStore:
         private_dir(self.directory)
         if self._git is None:
             raise ShadowError("git is not installed")
-        env = {k: v for k, v in self._env().items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+        env = {
+            k: v for k, v in self._env().items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+        }
         try:
             subprocess.run(
                 [self._git, *GIT_OPTIONS, "init", "-q", "--bare", "--template=", str(self.directory)],
@@ -226,14 +234,23 @@ class ShadowStore:
         specs = [b"."] + [b":(exclude,literal)" + os.fsencode(p) for p in big]
         added = self._run(
             ["add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"],
-            b"\0".join(specs) + b"\0", (0, 1, 128),
+            b"\0".join(specs) + b"\0",
+            (0, 1, 128),
         )
         unreadable = _UNREADABLE.findall(added.stderr.decode("utf-8", "replace"))
         tree = self.run("write-tree").decode("ascii").strip()
         self.run("update-ref", "refs/kimi/index", tree)  # the index's objects stay reachable
         prior = self._update_modes(modes, deleted)
-        log.debug("snapshot of %s: %d read, %d deleted, %d over the size cap", self.root, len(candidates), len(deleted), len(big))
-        return Snapshot(tree=tree, big=big, modes=modes, prior_modes=prior, unreadable=unreadable, taken_ns=taken_ns)
+        log.debug(
+            "snapshot of %s: %d read, %d deleted, %d over the size cap",
+            self.root,
+            len(candidates),
+            len(deleted),
+            len(big),
+        )
+        return Snapshot(
+            tree=tree, big=big, modes=modes, prior_modes=prior, unreadable=unreadable, taken_ns=taken_ns
+        )
 
     def _update_modes(self, modes: dict[str, int], deleted: Sequence[str]) -> dict[str, int]:
         """Remember the permission bits git does not keep (a 0600 file is restored 0600); returns
@@ -269,7 +286,12 @@ class ShadowStore:
         command = self._command(["ls-files", "-z", "-t", "-o", "-m", "-d", "--exclude-standard"])
         try:
             proc = subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=self._env(), cwd=self.root, umask=0o077
+                command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=self._env(),
+                cwd=self.root,
+                umask=0o077,
             )
         except OSError as exc:
             raise ShadowError(f"git ls-files could not run: {exc}") from None
@@ -295,7 +317,9 @@ class ShadowStore:
                     proc.kill()
                     break
         if over:
-            return Snapshot(tree=None, reason=f"it holds more than {self.max_files:,} files (not ignored by .gitignore)")
+            return Snapshot(
+                tree=None, reason=f"it holds more than {self.max_files:,} files (not ignored by .gitignore)"
+            )
         if proc.returncode != 0:
             raise ShadowError(f"git ls-files failed with status {proc.returncode}")
         for path in deleted:

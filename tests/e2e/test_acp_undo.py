@@ -34,7 +34,10 @@ async def test_undo_takes_back_the_last_turn_in_the_ide(share, project):
         assert (await agent.prompt(session_id, "/undo")).stop_reason == "end_turn"
         said = texts(agent.recorder.updates(session_id)[before:])
         assert "Undid 1 turn (“change the files”)." in said
-        assert "Restored: `edited.txt`, `kept.txt`" in said and "Removed (created by the turns): `made.txt`" in said
+        assert (
+            "Restored: `edited.txt`, `kept.txt`" in said
+            and "Removed (created by the turns): `made.txt`" in said
+        )
         assert (project / "kept.txt").read_text() == "kept\n"
         assert (project / "edited.txt").read_text() == "edited before\n"
         assert not (project / "made.txt").exists()

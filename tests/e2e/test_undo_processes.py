@@ -11,6 +11,7 @@ import pytest
 
 from kimi_acp.sessions import work_dir_key
 from tests.e2e.acp_fixtures import acp_env, fake_model_config
+from tests.e2e.test_session_two_processes import user_texts
 from tests.fakes.openai_server import FakeLLMServer, text_reply, tool_call_reply
 from tests.support.wire_client import WireProcess, events, text_of
 
@@ -23,19 +24,10 @@ def server() -> Iterator[FakeLLMServer]:
         yield fake
 
 
-def user_texts(messages: list[dict]) -> list[str]:
-    found = []
-    for message in messages:
-        if message.get("role") != "user":
-            continue
-        content = message.get("content")
-        parts = [content] if isinstance(content, str) else [p.get("text", "") for p in content or []]
-        found += [p for p in parts if p and not p.startswith("<system")]
-    return found
-
-
 async def wire_process(share: Path, project: Path, session: str) -> WireProcess:
-    wire = await WireProcess.start("--work-dir", str(project), "--session", session, "--yolo", env=acp_env(share))
+    wire = await WireProcess.start(
+        "--work-dir", str(project), "--session", session, "--yolo", env=acp_env(share)
+    )
     await wire.call("initialize", INIT)
     return wire
 
@@ -50,7 +42,13 @@ async def test_undo_two_turns_after_a_restart_and_the_model_no_longer_sees_them(
     server.enqueue(
         tool_call_reply(("c1", "WriteFile", json.dumps({"path": "kept.txt", "content": "turn one\n"}))),
         text_reply("one done"),
-        tool_call_reply(("c2", "StrReplaceFile", json.dumps({"path": "edited.txt", "edit": {"old": "before", "new": "turn two"}}))),
+        tool_call_reply(
+            (
+                "c2",
+                "StrReplaceFile",
+                json.dumps({"path": "edited.txt", "edit": {"old": "before", "new": "turn two"}}),
+            )
+        ),
         text_reply("two done"),
         tool_call_reply(("c3", "Shell", json.dumps({"command": "mv moved.txt gone.txt"}))),
         text_reply("three done"),
@@ -89,10 +87,14 @@ async def test_undo_two_turns_after_a_restart_and_the_model_no_longer_sees_them(
     assert "/undo 2" in (session_dir / "wire.jsonl").read_text()
 
 
-async def test_undo_in_a_second_process_waits_for_the_turn_lock(share: Path, project: Path, server: FakeLLMServer) -> None:
+async def test_undo_in_a_second_process_waits_for_the_turn_lock(
+    share: Path, project: Path, server: FakeLLMServer
+) -> None:
     fake_model_config(share, server)
     (project / "a.txt").write_text("before\n")
-    server.enqueue(tool_call_reply(("c1", "Shell", json.dumps({"command": "echo changed > a.txt"}))), text_reply("done"))
+    server.enqueue(
+        tool_call_reply(("c1", "Shell", json.dumps({"command": "echo changed > a.txt"}))), text_reply("done")
+    )
     first = await WireProcess.start("--work-dir", str(project), "--session", "undo-two", env=acp_env(share))
     second = await wire_process(share, project, "undo-two")
     try:

@@ -55,13 +55,19 @@ async def test_links_the_turn_put_in_the_way_are_removed_never_followed(start_wi
     assert (outside / "target.txt").read_text() == "outside stays\n"
 
 
-async def test_snapshots_store_links_as_links_and_undo_never_writes_outside(start_wire, tmp_path, share_dir, work_dir):
+async def test_snapshots_store_links_as_links_and_undo_never_writes_outside(
+    start_wire, tmp_path, share_dir, work_dir
+):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "data.txt").write_text("data before, outside\n")
     (work_dir / "out").symlink_to(outside)
     wire = await start_wire(
-        [tool_call("s1", "Shell", {"command": "echo changed > out/data.txt && echo x > inside.txt"}), "text: ok"], "--yolo"
+        [
+            tool_call("s1", "Shell", {"command": "echo changed > out/data.txt && echo x > inside.txt"}),
+            "text: ok",
+        ],
+        "--yolo",
     )
     await wire.call("initialize", INIT)
     await wire.call("prompt", {"user_input": "write through the link"})
@@ -70,7 +76,9 @@ async def test_snapshots_store_links_as_links_and_undo_never_writes_outside(star
     assert (outside / "data.txt").read_text() == "changed\n"  # outside the workspace: never undo's to write
     assert (work_dir / "out").is_symlink()
     objects = stored_objects(share_dir, work_dir)
-    assert objects and not any(b"data before, outside" in o for o in objects)  # the link was stored, not followed
+    assert objects and not any(
+        b"data before, outside" in o for o in objects
+    )  # the link was stored, not followed
     assert any(o.startswith(b"blob") and o.endswith(str(outside).encode()) for o in objects)
 
 
@@ -79,7 +87,9 @@ async def test_snapshots_run_nothing_of_the_repository_or_user_git_config_and_ne
 ):
     markers = tmp_path / "markers"
     markers.mkdir()
-    subprocess.run(["git", "init", "-q", str(work_dir)], check=True, env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull})
+    subprocess.run(
+        ["git", "init", "-q", str(work_dir)], check=True, env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull}
+    )
     config = work_dir / ".git" / "config"
     config.write_text(
         config.read_text()
@@ -108,7 +118,9 @@ async def test_snapshots_run_nothing_of_the_repository_or_user_git_config_and_ne
     _, seen = await wire.call("prompt", {"user_input": "/undo"})
     payload = undo_payload(seen)
     assert payload["restored"] == ["a.txt"] and (work_dir / "a.txt").read_text() == "a before\n"
-    assert {"path": ".git/description", "why": "inside a .git directory, which undo never writes"} in payload["not_covered"]
+    assert {"path": ".git/description", "why": "inside a .git directory, which undo never writes"} in payload[
+        "not_covered"
+    ]
     assert (work_dir / ".git" / "description").read_text() == "written by the turn\n"
     assert list(markers.iterdir()) == []
 

@@ -81,7 +81,13 @@ async def test_undo_restores_edits_and_shell_changes_exactly(start_wire, share_d
     assert snapshot(work_dir) == before
     notice = undo_notice(seen)
     assert notice["type"] == "turns_undone" and notice["payload"]["left"] == []
-    assert sorted(notice["payload"]["restored"]) == ["config.ini", "doomed.txt", "notes.md", "run.sh", "src/old_name.py"]
+    assert sorted(notice["payload"]["restored"]) == [
+        "config.ini",
+        "doomed.txt",
+        "notes.md",
+        "run.sh",
+        "src/old_name.py",
+    ]
     assert sorted(notice["payload"]["removed"]) == ["created.txt", "src/new_name.py"]
     text = text_of(seen)
     assert text.startswith("Undid 1 turn (“change things”).") and "no longer in the conversation" in text
@@ -97,14 +103,25 @@ async def test_undo_restores_edits_and_shell_changes_exactly(start_wire, share_d
     assert undo_notice(seen)["type"] == "undo_refused"
 
 
-async def test_ignored_and_over_cap_files_are_reported_not_restored(start_wire, tmp_path, share_dir, work_dir):
+async def test_ignored_and_over_cap_files_are_reported_not_restored(
+    start_wire, tmp_path, share_dir, work_dir
+):
     (work_dir / ".gitignore").write_text("*.log\nbuild/\n")
     (work_dir / "app.log").write_text("old log\n")
     (work_dir / "build").mkdir()
     (work_dir / "big.bin").write_bytes(b"a" * 3000)
     (work_dir / "small.txt").write_text("small\n")
     config = tmp_path / "config.json"
-    scripts = [tool_call("s1", "Shell", {"command": "echo new >> app.log && echo out > build/out.o && echo b >> big.bin && echo x > small.txt"}), "text: ok"]
+    scripts = [
+        tool_call(
+            "s1",
+            "Shell",
+            {
+                "command": "echo new >> app.log && echo out > build/out.o && echo b >> big.bin && echo x > small.txt"
+            },
+        ),
+        "text: ok",
+    ]
     from tests.support.wire_client import scripted_config_data
 
     data = scripted_config_data(tmp_path, scripts)
@@ -130,7 +147,9 @@ async def test_a_file_changed_since_the_turn_is_left_and_said_unless_forced(star
         (work_dir / name).write_text(f"{name} before\n")
     wire = await start_wire(
         [
-            tool_call("s1", "Shell", {"command": "echo turn >> a.txt && echo turn >> b.txt && echo turn >> c.txt"}),
+            tool_call(
+                "s1", "Shell", {"command": "echo turn >> a.txt && echo turn >> b.txt && echo turn >> c.txt"}
+            ),
             "text: one",
             tool_call("s2", "Shell", {"command": "echo again >> a.txt"}),
             "text: two",
@@ -145,12 +164,16 @@ async def test_a_file_changed_since_the_turn_is_left_and_said_unless_forced(star
     preview = undo_notice(seen)
     assert preview["type"] == "undo_preview"
     assert preview["payload"]["restored"] == ["a.txt", "c.txt"]
-    assert preview["payload"]["left"] == [{"path": "b.txt", "why": "changed since the turn (by you or another program)"}]
+    assert preview["payload"]["left"] == [
+        {"path": "b.txt", "why": "changed since the turn (by you or another program)"}
+    ]
     assert (work_dir / "a.txt").read_text() == "a.txt before\nturn\n"  # a preview changes nothing
 
     _, seen = await wire.call("prompt", {"user_input": "/undo"})
     payload = undo_notice(seen)["payload"]
-    assert payload["restored"] == ["a.txt", "c.txt"] and [item["path"] for item in payload["left"]] == ["b.txt"]
+    assert payload["restored"] == ["a.txt", "c.txt"] and [item["path"] for item in payload["left"]] == [
+        "b.txt"
+    ]
     assert "`b.txt`: changed since the turn (by you or another program)" in text_of(seen)
     assert (work_dir / "a.txt").read_text() == "a.txt before\n"
     assert (work_dir / "b.txt").read_text() == "the user's own edit\n"  # never overwritten silently
@@ -181,7 +204,9 @@ async def test_an_undo_cut_short_is_finished_by_the_next(start_wire, share_dir, 
 
     for name in ("a.txt", "b.txt", "c.txt"):
         (work_dir / name).write_text(f"{name} before\n")
-    wire = await start_wire([tool_call("s1", "Shell", {"command": "rm a.txt b.txt c.txt"}), "text: gone"], "--yolo")
+    wire = await start_wire(
+        [tool_call("s1", "Shell", {"command": "rm a.txt b.txt c.txt"}), "text: gone"], "--yolo"
+    )
     await wire.call("initialize", INIT)
     await wire.call("prompt", {"user_input": "delete them"})
     real_restore, calls = undo.restore, []
@@ -211,7 +236,9 @@ async def test_an_undo_cut_short_is_finished_by_the_next(start_wire, share_dir, 
     assert "Nothing to undo" in text_of(seen)
 
 
-async def test_a_directory_over_the_file_cap_is_not_snapshotted_and_undo_says_so(start_wire, tmp_path, work_dir):
+async def test_a_directory_over_the_file_cap_is_not_snapshotted_and_undo_says_so(
+    start_wire, tmp_path, work_dir
+):
     from tests.support.wire_client import scripted_config_data
 
     for i in range(5):

@@ -32,7 +32,9 @@ def test_marks_preview_undo_and_refusals(start_web: StartWeb, work_dir: Path) ->
     assert (work_dir / "a.txt").read_text() == "after\n"
     for bad in ({}, {"turns": "1"}, {"turns": 0}, {"turns": True}, {"turns": 1001}):
         assert post(server, base + "/undo_preview", bad).status_code == 400
-    assert post(server, base + "/undo", {"turns": 1, "seq": 99}).status_code == 409  # the page looked at another turn
+    assert (
+        post(server, base + "/undo", {"turns": 1, "seq": 99}).status_code == 409
+    )  # the page looked at another turn
 
     assert post(server, base + "/undo", {"turns": 1, "seq": 1}).status_code == 200
     until(stream, "RunEnd")

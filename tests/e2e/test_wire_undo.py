@@ -260,3 +260,24 @@ async def test_a_directory_over_the_file_cap_is_not_snapshotted_and_undo_says_so
     (why,) = [item["why"] for item in payload["not_covered"]]
     assert "more than 3 files" in why and "cannot be undone" in why
     assert (work_dir / "f0.txt").read_text() == "changed\n" and (work_dir / "f1.txt").read_text() == "1\n"
+
+
+async def test_a_subagents_changes_belong_to_the_turn_that_ran_it(start_wire, work_dir):
+    (work_dir / "a.txt").write_text("a before\n")
+    report = "I changed the files as asked. " * 8
+    scripts = [
+        tool_call("sub", "Agent", {"description": "edit", "prompt": "Change the files.", "subagent_type": "coder"}),
+        tool_call("w1", "WriteFile", {"path": "a.txt", "content": "by the subagent\n"}),
+        tool_call("s1", "Shell", {"command": "echo made > b.txt"}),
+        f"text: {report}",
+        "text: The subagent is done.",
+    ]
+    wire = await start_wire(scripts, "--yolo")
+    await wire.call("initialize", INIT)
+    done, _ = await wire.call("prompt", {"user_input": "delegate"})
+    assert done["result"] == {"status": "finished"}
+    assert (work_dir / "a.txt").read_text() == "by the subagent\n" and (work_dir / "b.txt").exists()
+    _, seen = await wire.call("prompt", {"user_input": "/undo"})
+    payload = undo_notice(seen)["payload"]
+    assert payload["turns"] == [1] and payload["restored"] == ["a.txt"] and payload["removed"] == ["b.txt"]
+    assert (work_dir / "a.txt").read_text() == "a before\n" and not (work_dir / "b.txt").exists()

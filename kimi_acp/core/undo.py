@@ -217,7 +217,8 @@ class Checkpoints:
             big = {p: list(v) for p, v in snap.big.items()}
             self.journal.append(
                 {"e": "snapshot", "turn": turn.seq, "root": root, "tree": snap.tree, "reason": snap.reason,
-                 "big": big, "taken_ns": snap.taken_ns, "unreadable": snap.unreadable[:SHOWN_PATHS]},
+                 "big": big, "taken_ns": snap.taken_ns, "unreadable": snap.unreadable[:SHOWN_PATHS],
+                 "nested": snap.nested},
                 durable=True,
             )  # fmt: skip
 
@@ -279,7 +280,9 @@ class Checkpoints:
                 uncovered.append(Uncovered(root, "", f"not snapshotted after the turn: {post.reason}"))
                 return
             found = store.diff(before_tree, post.tree)
-            ignored, cut = store.ignored(int(snap.get("taken_ns") or 0), budget=IGNORED_LOOK_BUDGET)
+            since = int(snap.get("taken_ns") or 0)
+            ignored, cut = store.ignored(since, budget=IGNORED_LOOK_BUDGET)
+            in_nested, _ = store.changed_under(snap.get("nested") or [], since, budget=IGNORED_LOOK_BUDGET)
         except (ShadowError, OSError) as exc:
             uncovered.append(Uncovered(root, "", f"the snapshot after the turn failed ({exc})"))
             return
@@ -304,6 +307,8 @@ class Checkpoints:
                 )
         for path in ignored:
             uncovered.append(Uncovered(root, path, "ignored by .gitignore: not in the snapshot"))
+        for path in in_nested:
+            uncovered.append(Uncovered(root, path, "inside a git repository of its own: not in the snapshot"))
         if cut:
             uncovered.append(
                 Uncovered(

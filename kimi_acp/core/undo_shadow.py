@@ -97,6 +97,7 @@ class Snapshot:
         default_factory=dict
     )  # their bits at the previous snapshot (and the deleted files')
     unreadable: list[str] = field(default_factory=list)  # files git could not read
+    nested: list[str] = field(default_factory=list)  # directories holding a repository of their own ("dir/"): left out
     taken_ns: int = 0  # when the listing started: what changed after it has a later ctime
 
 
@@ -214,12 +215,13 @@ class ShadowStore:
 
     def _snapshot(self) -> Snapshot:
         self.ensure()
+        self._drop_stale_lock()
         taken_ns = time.time_ns()
         listing = self._changed_since_last()
         if isinstance(listing, Snapshot):
             listing.taken_ns = taken_ns
             return listing
-        candidates, deleted = listing
+        candidates, deleted, nested = listing
         big: dict[str, tuple[int, int]] = {}
         modes: dict[str, int] = {}
         for path in candidates:
@@ -231,11 +233,12 @@ class ShadowStore:
                 big[path] = (st.st_size, st.st_ctime_ns)
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 modes[path] = stat.S_IMODE(st.st_mode)
-        specs = [b"."] + [b":(exclude,literal)" + os.fsencode(p) for p in big]
+        left_out = [*big, *(n.rstrip("/") for n in nested)]
+        specs = [b"."] + [b":(exclude,literal)" + os.fsencode(p) for p in left_out]
         added = self._run(
             ["add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"],
             b"\0".join(specs) + b"\0",
-            (0, 1, 128),
+            (0, 1),  # 1: some files could not be read (listed); anything worse fails the snapshot
         )
         unreadable = _UNREADABLE.findall(added.stderr.decode("utf-8", "replace"))
         tree = self.run("write-tree").decode("ascii").strip()
@@ -249,7 +252,7 @@ class ShadowStore:
             len(big),
         )
         return Snapshot(
-            tree=tree, big=big, modes=modes, prior_modes=prior, unreadable=unreadable, taken_ns=taken_ns
+            tree=tree, big=big, modes=modes, prior_modes=prior, unreadable=unreadable, nested=nested, taken_ns=taken_ns
         )
 
     def _update_modes(self, modes: dict[str, int], deleted: Sequence[str]) -> dict[str, int]:
@@ -279,9 +282,21 @@ class ShadowStore:
                 self._modes = {}
         return self._modes
 
-    def _changed_since_last(self) -> tuple[list[str], list[str]] | Snapshot:
-        """The files to read (new or changed since the last snapshot) and those deleted; a
-        Snapshot without a tree when the directory holds more files than the cap."""
+    def _drop_stale_lock(self) -> None:
+        """A process killed while git wrote the index leaves `index.lock`, and git then refuses
+        every later snapshot. No git run here lasts longer than its timeout: an older lock is stale."""
+        lock = self.directory / "index.lock"
+        try:
+            if time.time() - lock.stat().st_mtime > GIT_TIMEOUT_S:
+                lock.unlink()
+                log.info("undo: removed a stale %s", lock)
+        except OSError:
+            pass
+
+    def _changed_since_last(self) -> tuple[list[str], list[str], list[str]] | Snapshot:
+        """The files to read (new or changed since the last snapshot), those deleted, and the
+        directories that are repositories of their own; a Snapshot without a tree when the
+        directory holds more files than the cap."""
         tracked = self.indexed_count()
         command = self._command(["ls-files", "-z", "-t", "-o", "-m", "-d", "--exclude-standard"])
         try:
@@ -298,6 +313,7 @@ class ShadowStore:
         assert proc.stdout is not None
         changed: dict[str, None] = {}
         deleted: dict[str, None] = {}
+        nested: dict[str, None] = {}
         untracked = 0
         over = False
         buffer = b""
@@ -309,6 +325,8 @@ class ShadowStore:
                     tag, path = record[:1], os.fsdecode(record[2:])
                     if tag == b"R":
                         deleted[path] = None
+                    elif tag == b"?" and path.endswith("/"):
+                        nested[path] = None  # git lists a repository of its own as one directory
                     else:
                         changed[path] = None
                         untracked += tag == b"?"
@@ -324,7 +342,7 @@ class ShadowStore:
             raise ShadowError(f"git ls-files failed with status {proc.returncode}")
         for path in deleted:
             changed.pop(path, None)
-        return list(changed), list(deleted)
+        return list(changed), list(deleted), list(nested)
 
     def indexed_count(self) -> int:
         """How many files the last snapshot holds (the index's entry count, read from its header)."""
@@ -378,12 +396,14 @@ class ShadowStore:
         """Files ignored by .gitignore whose ctime is at or after `since_ns` (changed since), at
         most `budget` entries looked at: (paths, whether the look was cut short)."""
         out = self.run("ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory")
+        return self.changed_under([os.fsdecode(raw) for raw in out.split(b"\0") if raw], since_ns, budget=budget)
+
+    def changed_under(self, paths: Sequence[str], since_ns: int, *, budget: int) -> tuple[list[str], bool]:
+        """Of `paths` (files, and directories ending in "/", walked without following links or
+        entering `.git`), the files whose ctime is at or after `since_ns`: (paths, cut short)."""
         found: list[str] = []
         left = [budget]
-        for raw in out.split(b"\0"):
-            if not raw:
-                continue
-            path = os.fsdecode(raw)
+        for path in paths:
             if path.endswith("/"):
                 _collect_changed(self.root / path, path, since_ns, found, left)
             else:
@@ -424,6 +444,8 @@ def _collect_changed(directory: Path, prefix: str, since_ns: int, found: list[st
         except OSError:
             continue
         for entry in entries:
+            if entry.name == ".git":
+                continue
             left[0] -= 1
             if left[0] <= 0:
                 return

@@ -99,3 +99,31 @@ async def test_a_nested_repository_is_left_and_modes_come_from_the_record(tmp_pa
     decisions = {d.op.path: d for d in (decide(op, False) for op in plan.ops)}
     assert decisions["secret.env"].action == "restore"
     assert all(not path.startswith("vendor/lib/") for path in decisions)  # its files were never snapshotted
+    said = {u.path: u.why for u in record.uncovered}
+    assert said["vendor/lib/code.c"] == said["vendor/lib/new.c"] == "inside a git repository of its own: not in the snapshot"
+
+
+async def test_a_stale_index_lock_left_by_a_killed_process_is_removed(tmp_path: Path) -> None:
+    from kimi_acp.core.undo_shadow import ShadowError
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("a\n")
+    context = tmp_path / "context.jsonl"
+    context.write_text("{}\n")
+    cp = checkpoints(tmp_path, work)
+    store = cp.store(os.path.realpath(work))
+    store.ensure()
+    lock = store.directory / "index.lock"
+    lock.write_text("")
+    os.utime(lock, (0, 0))  # long ago: its git is gone
+    await cp.begin_turn("go", context)
+    await cp.before_command()
+    (work / "a.txt").write_text("b\n")
+    await cp.end_turn()
+    (record,) = cp.undoable()
+    assert [c.path for c in record.changes or ()] == ["a.txt"] and not lock.exists()
+    lock.write_text("")  # a fresh one (another process mid-snapshot) is left alone: this snapshot fails
+    with pytest.raises(ShadowError, match="index.lock|remove the file"):
+        store.snapshot()
+    assert lock.exists()

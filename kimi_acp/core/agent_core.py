@@ -696,6 +696,7 @@ class AgentCore:
 
     def tool_context(self, call: ToolCall, tool_name: str) -> ToolContext:
         """Everything one tool call may use (a `StepHost` method, core/step.py)."""
+        self.checkpoints.warm_up()  # the first tool call of a session starts reading the workspace for /undo
         return ToolContext(
             work_dir=self.work_dir,
             kaos=self.kaos,

@@ -68,6 +68,7 @@ class _OpenTurn:
     roots: list[str]
     edited: set[tuple[str, str]] = field(default_factory=set)
     snapshotted: bool = False
+    warmed: bool = False
 
 
 class Checkpoints:
@@ -121,16 +122,20 @@ class Checkpoints:
                 roots = self.workspace_roots()
                 self.journal.append(begin_event(seq, prompt[:500], _position(context_file), roots))
                 self._turn = _OpenTurn(seq, roots)
-                self._prewarm(roots)
             except Exception:
                 log.exception("undo: the turn could not be recorded; it cannot be undone")
                 self._turn = None
 
-    def _prewarm(self, roots: Sequence[str]) -> None:
-        """A directory never snapshotted in this session is read in the background while the model
-        thinks, so the turn's first command waits only for what changed since (a repository's
-        first snapshot reads every file: seconds for a large one)."""
-        for root in roots:
+    def warm_up(self) -> None:
+        """A tool call is starting (the core calls this for each): a workspace directory never
+        snapshotted in this session is read in the background from now, so the turn's first
+        command waits only for what changed since (a repository's first snapshot reads every
+        file: seconds for a large one). A turn that calls no tool starts nothing."""
+        turn = self._turn
+        if turn is None or turn.warmed:
+            return
+        turn.warmed = True
+        for root in turn.roots:
             store = self.store(root)
             if store.available and store.indexed_count() == 0 and root not in self._prewarming:
                 task = asyncio.create_task(asyncio.to_thread(_prewarm, store))

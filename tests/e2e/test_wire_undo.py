@@ -281,3 +281,21 @@ async def test_a_subagents_changes_belong_to_the_turn_that_ran_it(start_wire, wo
     payload = undo_notice(seen)["payload"]
     assert payload["turns"] == [1] and payload["restored"] == ["a.txt"] and payload["removed"] == ["b.txt"]
     assert (work_dir / "a.txt").read_text() == "a before\n" and not (work_dir / "b.txt").exists()
+
+
+async def test_undo_after_clear_rewinds_to_the_history_before_the_turn(start_wire, share_dir, work_dir):
+    wire = await start_wire(["text: one", "text: two"])
+    await wire.call("initialize", INIT)
+    await wire.call("prompt", {"user_input": "turn one"})
+    await wire.call("prompt", {"user_input": "turn two"})
+    await wire.call("prompt", {"user_input": "/clear"})  # context.jsonl moves to context_1.jsonl
+    _, seen = await wire.call("prompt", {"user_input": "/undo"})
+    assert "That turn is no longer in the conversation" in text_of(seen)
+    status = events(seen, "StatusUpdate")[-1]["payload"]
+    assert status["context_tokens"] > 0  # the history before turn two is back
+    directory = session_dir(share_dir, work_dir)
+    lines = [json.loads(line) for line in (directory / "context.jsonl").read_text().splitlines()]
+    users = [line["content"] for line in lines if line.get("role") == "user"]
+    assert [u if isinstance(u, str) else u[0]["text"] for u in users] == ["turn one"]
+    assert [line["role"] for line in lines][:2] == ["_system_prompt", "_checkpoint"]
+    assert sorted(p.name for p in directory.glob("context_*.jsonl")) == ["context_1.jsonl", "context_2.jsonl"]

@@ -582,7 +582,8 @@ class UndoReport:
                 + _more(self.not_covered)
             )
         if not (self.restored or self.removed or self.already or self.left):
-            lines.append("The turns changed no files." if not self.dry_run else "No files to restore.")
+            what = "That turn" if n == 1 else "Those turns"
+            lines.append(f"{what} changed no files." if not self.dry_run else "No files to restore.")
         if self.conversation:
             lines.append(self.conversation)
         return "\n\n".join(lines)

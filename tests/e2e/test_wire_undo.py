@@ -299,3 +299,16 @@ async def test_undo_after_clear_rewinds_to_the_history_before_the_turn(start_wir
     assert [u if isinstance(u, str) else u[0]["text"] for u in users] == ["turn one"]
     assert [line["role"] for line in lines][:2] == ["_system_prompt", "_checkpoint"]
     assert sorted(p.name for p in directory.glob("context_*.jsonl")) == ["context_1.jsonl", "context_2.jsonl"]
+
+
+async def test_a_turn_that_changes_nothing_takes_no_snapshot_and_can_still_be_undone(start_wire, share_dir, work_dir):
+    (work_dir / "a.txt").write_text("a\n")
+    wire = await start_wire(["text: just talking", "text: again"])
+    await wire.call("initialize", INIT)
+    await wire.call("prompt", {"user_input": "hello"})
+    await wire.call("prompt", {"user_input": "hello again"})
+    undo_dir = session_dir(share_dir, work_dir) / "undo"
+    assert sorted(p.name for p in undo_dir.iterdir()) == ["journal.jsonl"]  # no snapshot, no copy
+    assert len(undo_dir.joinpath("journal.jsonl").read_text().splitlines()) == 4  # begin and end, twice
+    _, seen = await wire.call("prompt", {"user_input": "/undo"})
+    assert "That turn changed no files." in text_of(seen) and "That turn is no longer in the conversation" in text_of(seen)

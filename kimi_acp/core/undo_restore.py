@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..errors import SessionError
 from .undo_journal import ABSENT, FileState
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -27,7 +28,7 @@ _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
 CHUNK = 1 << 20
 
 
-class UnsafePath(Exception):
+class UnsafePath(SessionError):
     """The path cannot be read or written without following a link or entering `.git`."""
 
 

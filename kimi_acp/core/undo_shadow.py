@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import SessionError
 from ..util.fs import atomic_write_text, private_dir
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ GIT_OPTIONS = (
 )  # fmt: skip
 
 
-class ShadowError(Exception):
+class ShadowError(SessionError):
     """git failed in a way the snapshot cannot go on from (the reason is in the message)."""
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kimi_acp.sessions import work_dir_key
-from tests.support.wire_client import events, text_of, tool_call
+from tests.support.wire_client import WireProcess, events, text_of, tool_call
 
 pytestmark = [pytest.mark.processes, pytest.mark.requires_tool("git")]
 
@@ -42,6 +42,7 @@ async def test_links_the_turn_put_in_the_way_are_removed_never_followed(start_wi
     (work_dir / "notes.txt").write_text("notes\n")
     command = f"rm -rf sub notes.txt && ln -s {outside} sub && ln -s {outside / 'target.txt'} notes.txt"
     wire = await start_wire([tool_call("s1", "Shell", {"command": command}), "text: swapped"], "--yolo")
+    assert isinstance(wire, WireProcess)  # the marker: a real process
     await wire.call("initialize", INIT)
     await wire.call("prompt", {"user_input": "swap in links"})
     assert (work_dir / "sub").is_symlink()

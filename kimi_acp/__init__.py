@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_API = ("Agent", "ApprovalHandler", "QuestionHandler", "decode_wire_line", "encode_wire_line")
+_API = ("Agent", "ApprovalHandler", "QuestionHandler", "UndoReport", "decode_wire_line", "encode_wire_line")
 # The simple event stream's exports, named as in the NDJSON event-stream note.
 _SIMPLE = (
     "JSONRPC_VERSION", "decode_event", "decode_event_line", "encode_event", "encode_event_line",
@@ -20,13 +20,13 @@ _SIMPLE = (
 )  # fmt: skip
 
 __all__ = [
-    "Agent", "ApprovalHandler", "QuestionHandler", "decode_wire_line", "encode_wire_line",
+    "Agent", "ApprovalHandler", "QuestionHandler", "UndoReport", "decode_wire_line", "encode_wire_line",
     "JSONRPC_VERSION", "decode_event", "decode_event_line", "encode_event", "encode_event_line",
     "event_to_rpc", "rpc_to_event", "__version__",
 ]  # fmt: skip (the same names as _API and _SIMPLE, spelled out for tools that read __all__)
 
 if TYPE_CHECKING:
-    from .api import Agent, ApprovalHandler, QuestionHandler, decode_wire_line, encode_wire_line
+    from .api import Agent, ApprovalHandler, QuestionHandler, UndoReport, decode_wire_line, encode_wire_line
     from .simple_stream import (
         JSONRPC_VERSION,
         decode_event,

@@ -41,6 +41,7 @@ from typing import Any, Literal, Union, overload
 
 from .config import Config, LoadedConfig, load_config
 from .core.agent_core import INTERNAL_SIGNALS, AgentCore, FromUser
+from .core.undo import UndoReport
 from .simple_stream import SimpleEvent, SimpleStream, encode_event_line
 from .wire import jsonrpc as rpc
 from .wire.serde import WireDecodeError, from_envelope, to_envelope
@@ -206,6 +207,23 @@ class Agent:
         else:
             async for message in self.arun_events(user_input, form="kimi"):
                 yield encode_wire_line(message)
+
+    async def aundo(self, turns: int = 1, *, force: bool = False, dry_run: bool = False) -> UndoReport:
+        """Take back the last `turns` turns, as `/undo` does (it runs as that command: the session
+        files record it): the files they changed are restored, and they leave the conversation the
+        model sees. A file changed since is left unless `force`; `dry_run` changes nothing. The
+        report says what was restored, what was left and why (`report.text()`; `report.refused`
+        when nothing was done). A running turn cannot be undone (TurnInProgress); a turn of this
+        session running in another process raises SessionBusy."""
+        if turns < 1:
+            raise ValueError("turns must be at least 1")
+        command = f"/undo {turns}" + (" --force" if force else "") + (" --dry-run" if dry_run else "")
+        checkpoints = self.core.checkpoints
+        checkpoints.last_report = None
+        async for _ in self._wire_messages(command):
+            pass
+        report = checkpoints.last_report
+        return report if report is not None else UndoReport(refused="The /undo did not run (a UserPromptSubmit hook blocked it).")
 
     def steer(self, user_input: UserInput) -> None:
         """Add input to the running turn; the model sees it after the current step."""

@@ -242,6 +242,16 @@ class SandboxSettings(_Section):
     allow_network: bool = False  # the sandbox keeps the network (else: none, not even the host's loopback)
 
 
+class UndoSettings(_Section):
+    """`[undo]` (ours, not Kimi's): what each turn records so `/undo` can take it back
+    (core/undo.py, docs/configuration.md). `keep_turns = 0` records nothing (and /undo has nothing
+    to take back)."""
+
+    keep_turns: int = Field(default=20, ge=0, le=1000)  # the last N turns of a session can be undone
+    max_file_bytes: int = Field(default=5 * 1024 * 1024, ge=0)  # bigger files are left out of Shell snapshots
+    max_files: int = Field(default=20_000, ge=0)  # a workspace directory with more files is not snapshotted
+
+
 class Config(_Section):
     default_model: str = ""
     default_thinking: bool = False
@@ -262,6 +272,7 @@ class Config(_Section):
     permissions: PermissionRules = Field(default_factory=PermissionRules)
     session: SessionSettings = Field(default_factory=SessionSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    undo: UndoSettings = Field(default_factory=UndoSettings)
 
     @model_validator(mode="after")
     def _check_references(self) -> Config:

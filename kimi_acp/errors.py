@@ -34,6 +34,8 @@ callers catch it as one.
     │   ├── LLMNotSet, LLMNotSupported
     │   ├── TurnInProgress, NoTurnInProgress, SessionBusy, SessionDeleted
     │   ├── SessionSelectionError   `--session` / `--continue` that names no usable session
+    │   ├── ShadowError             core/undo_shadow  git failed on an undo snapshot (the undo says what it lacks)
+    │   ├── UnsafePath              core/undo_restore a path undo must not read or write (a link on the way, .git)
     │   └── WebError                a `kimi web` request (carries its HTTP status)
     ├── ToolError              a tool call that failed in a way the model is told about
     │   ├── ToolRejectedError       the user said no

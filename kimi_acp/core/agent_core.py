@@ -78,6 +78,7 @@ from .turn import (
     TitleChanged,
     TurnResult,
 )
+from .undo import Checkpoints
 from .usage import UsageMeter
 
 __all__ = ["AgentCore", "FromUser", "INTERNAL_SIGNALS", "ModeChanged", "TitleChanged", "TurnResult"]
@@ -131,6 +132,7 @@ class AgentCore:
         commands: Sequence[CommandProvider] = (),
         extra_dirs: Sequence[Path] = (),
         sandbox: SessionSandbox | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         """`tools` and `system_prompt` come from an agent file (`kimi_acp/agent_file.py`); by default
         the session has every built-in tool and the default prompt. `commands` adds slash commands
@@ -138,6 +140,8 @@ class AgentCore:
         `extra_dirs` are workspace directories of this process only (ACP additionalDirectories, --add-dir).
         `sandbox`: the session's OS sandbox (kimi_acp/sandbox), a subagent's its root's; by default
         the session's own, from the config's `[sandbox]`, which closes with it.
+        `checkpoints`: what /undo restores from (core/undo.py); a subagent records into its root's
+        turn and begins none of its own.
         `context` is the session's history as read (`Context.load`): constructing a core does no
         I/O; `open` reads the history and starts a new session's file."""
         self.session = session
@@ -176,6 +180,10 @@ class AgentCore:
         self.sandbox = sandbox if sandbox is not None else SessionSandbox(session, loaded_config.config.sandbox)
         if sandbox is None:
             self.services.append(self.sandbox)  # the one-time "no sandbox here" notice; closes the temp dir
+        self._records_turns = checkpoints is None
+        self.checkpoints = checkpoints or Checkpoints(
+            session.dir / "undo", loaded_config.config.undo, lambda: [self.work_dir, *self.workspace_dirs()]
+        )
         # Runs the Agent tool's subagents; a front end attaches it (kimi_acp/subagents/), a
         # subagent's own core has none, and without one the Agent tool is not offered.
         self.subagents: SubagentLauncher | None = None
@@ -511,7 +519,7 @@ class AgentCore:
         Only a prompt the user typed (`FromUser`, what the front ends pass) may be a slash command;
         any other (a subagent's) goes to the model as text, whatever it starts with."""
         if self._turn is not None:
-            raise TurnInProgress()
+            raise TurnInProgress(user_input_text(prompt.user_input if isinstance(prompt, FromUser) else prompt))
         self._turn_lock.acquire()  # SessionBusy when another process runs a turn of this session
         try:
             self._catch_up_with_disk()
@@ -563,6 +571,8 @@ class AgentCore:
             self._check_capabilities(user_input, provider)
             if not self.session.state.custom_title and slash is None:
                 self._set_title(shorten_title(text) if text.strip() else "Untitled")
+            if self._records_turns:  # from here on the turn can be undone (core/undo.py)
+                await self.checkpoints.begin_turn(text, self.context.path)
             self.context.checkpoint()
             self.context.append([user_message(user_input)])
             return await self._loop_with_stop_hook(provider)
@@ -574,9 +584,19 @@ class AgentCore:
             self.approvals.reject_pending()
             for request in list(self._requests.values()):
                 request.resolve(None)
+            await self._end_checkpoint()
             self.stream.send(TurnEnd())
             self.usage.save()
             self._close_files()  # flushed and closed: idle sessions keep no file descriptors
+
+    async def _end_checkpoint(self) -> None:
+        """What the turn changed, written down for /undo; TurnEnd must follow whatever happens here."""
+        if not self._records_turns:
+            return
+        try:
+            await self.checkpoints.end_turn()
+        except asyncio.CancelledError:
+            pass  # cancelled again while it was written: the next turn or /undo ends the record
 
     def _close_files(self) -> None:
         """Close both session files, the second even when the first cannot be flushed (a full
@@ -691,6 +711,7 @@ class AgentCore:
 
     def tool_context(self, call: ToolCall, tool_name: str) -> ToolContext:
         """Everything one tool call may use (a `StepHost` method, core/step.py)."""
+        self.checkpoints.warm_up()  # the first tool call of a session starts reading the workspace for /undo
         return self._context(call.id, tool_name, call.function.arguments or "")
 
     def command_context(self, command: str) -> ToolContext:
@@ -714,6 +735,7 @@ class AgentCore:
             readable=self.readable_dirs(),
             sandbox=self.sandbox,
             arguments=arguments,
+            checkpoints=self.checkpoints,
         )
 
     async def send_request(self, request: Request) -> Any:

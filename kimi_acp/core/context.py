@@ -25,7 +25,7 @@ from typing import TextIO
 from pydantic import ValidationError
 
 from ..llm.types import Message
-from ..util.fs import atomic_write_text, ends_with_newline, fsync_dir, iter_json_objects, open_private
+from ..util.fs import atomic_write_text, ends_with_newline, file_stamp, fsync_dir, iter_json_objects, open_private
 from .messages import estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class Context:
         """Read an existing file (torn or unknown lines are skipped); a missing file is empty."""
         _finish_rotation(path)
         ctx = cls(path)
-        seen = _stamp(path)  # before reading: lines another process appends meanwhile show as a change
+        seen = file_stamp(path)  # before reading: lines another process appends meanwhile show as a change
         for lineno, data in iter_json_objects(path):
             role = data.get("role")
             if role == "_system_prompt":
@@ -74,7 +74,7 @@ class Context:
 
     def changed_elsewhere(self) -> bool:
         """Whether another process wrote (or rotated) the file since this object last read or wrote it."""
-        return self._file is None and _stamp(self.path) != self._seen
+        return self._file is None and file_stamp(self.path) != self._seen
 
     @property
     def token_count(self) -> int:
@@ -122,10 +122,28 @@ class Context:
         lines += [message.model_dump_json(exclude_none=True) for message in history]
         if token_count:
             lines.append(json.dumps({"role": "_usage", "token_count": token_count}))
+        self._swap_text("".join(line + "\n" for line in lines))
+        self.history = history
+        self.system_prompt = system_prompt
+        self.n_checkpoints = 0
+        self.estimated_tokens = len(system_prompt) // 4 + estimate_tokens(history)
+        self._counted, self._pending = token_count, (0 if token_count else self.estimated_tokens)
+        self._seen = file_stamp(self.path)
+
+    def rewind(self, text: str) -> Context:
+        """Move the file aside (`context_N.jsonl`) and start over with `text`, the file as it was
+        at an earlier point (/undo, core/undo.py); returns the history loaded from it. Kimi Code
+        CLI reverts a context the same way, so the moved-aside file is the record of what was
+        taken back. An OSError leaves the file as it was."""
+        self._swap_text(text)
+        return Context.load(self.path)
+
+    def _swap_text(self, text: str) -> None:
+        """`text` becomes the file, whole on disk before the old one moves aside."""
         self.close()
         pending = rotation_path(self.path)
         try:
-            atomic_write_text(pending, "".join(line + "\n" for line in lines), make_parents=False)
+            atomic_write_text(pending, text, make_parents=False)
             _swap_in(self.path, pending)
         except BaseException:
             try:
@@ -133,12 +151,6 @@ class Context:
             except OSError:
                 pass
             raise
-        self.history = history
-        self.system_prompt = system_prompt
-        self.n_checkpoints = 0
-        self.estimated_tokens = len(system_prompt) // 4 + estimate_tokens(history)
-        self._counted, self._pending = token_count, (0 if token_count else self.estimated_tokens)
-        self._seen = _stamp(self.path)
 
     def close(self) -> None:
         """Close the file (reopened by the next write). The object forgets it first, so a close
@@ -148,7 +160,7 @@ class Context:
             try:
                 f.close()
             finally:
-                self._seen = _stamp(self.path)
+                self._seen = file_stamp(self.path)
 
     def _write(self, record: dict[str, object]) -> None:
         self._write_raw(json.dumps(record, ensure_ascii=False))
@@ -211,11 +223,3 @@ def _finish_rotation(path: Path) -> None:
             log.info("%s: finished a rotation interrupted before the new file was moved in", path)
     except OSError as exc:
         log.warning("%s: could not finish an interrupted rotation: %s", path, exc)
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)

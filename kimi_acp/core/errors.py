@@ -21,8 +21,13 @@ class LLMNotSupported(SessionError):
 
 
 class TurnInProgress(SessionError):
-    def __init__(self) -> None:
-        super().__init__("An agent turn is already in progress")
+    """`text`: the input that could not start; an `/undo` is told why it must wait."""
+
+    def __init__(self, text: str = "") -> None:
+        message = "An agent turn is already in progress"
+        if text.lstrip().startswith("/undo") and text.lstrip()[5:6] in ("", " ", "\t", "\n"):
+            message += ": a turn still running cannot be undone. Wait for it to end, or cancel it, then /undo"
+        super().__init__(message)
 
 
 class NoTurnInProgress(SessionError):

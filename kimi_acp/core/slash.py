@@ -69,7 +69,13 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
         "Run Shell commands in an OS sandbox, or not. Usage: /sandbox [off|workspace-write|read-only]. Run without args to see the mode",
         hint="off | workspace-write | read-only",
     ),
-    SlashCommand("help", "List the slash commands and skills you can use"),
+    SlashCommand(
+        "undo",
+        "Take back the last turn (or N): restore the files it changed and remove it from the conversation. "
+        "Usage: /undo [N] [--force] [--dry-run]",
+        hint="N turns (default 1), --force, --dry-run",
+    ),
+        SlashCommand("help", "List the slash commands and skills you can use"),
 )
 COMMANDS = BUILTIN_COMMANDS  # the name older callers import
 

@@ -45,6 +45,7 @@ from .transcript import (
     is_importable,
 )
 from .turn import TurnResult
+from .undo import undo_command
 
 DIR_LISTING_MAX = 50
 
@@ -633,5 +634,6 @@ _BUILTINS: dict[str, Any] = {
     "thinking": _thinking,
     "rename": _rename,
     "sandbox": _sandbox,
+    "undo": undo_command,  # core/undo.py
     "help": _help,
 }

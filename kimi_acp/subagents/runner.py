@@ -179,6 +179,7 @@ class SubagentRunner:
             system_prompt=spec.prompt_builder(),
             extra_dirs=root.workspace_dirs(),
             sandbox=root.sandbox,  # its commands run in the root session's sandbox
+            checkpoints=root.checkpoints,  # its changes are the root turn's, for /undo
         )
         child.approvals = root.approvals.for_subagent(
             agent_id=run.record.agent_id, subagent_type=run.kind.name, description=run.record.description,

@@ -102,6 +102,19 @@ class SubagentLauncher(Protocol):
     async def run(self, params: Any, ctx: ToolContext) -> ToolReturnValue: ...
 
 
+class ChangeRecorder(Protocol):
+    """Keeps what restores the workspace before a tool changes it, so /undo can take the turn
+    back (core/undo.py implements it)."""
+
+    async def before_edit(self, path: Path) -> None:
+        """`path` is about to be written (WriteFile, StrReplaceFile)."""
+        ...
+
+    async def before_command(self) -> None:
+        """A Shell command (foreground or background) is about to run."""
+        ...
+
+
 class PlanHost(Protocol):
     """Plan mode as EnterPlanMode / ExitPlanMode drive it (the core implements it)."""
 
@@ -150,6 +163,7 @@ class ToolContext:
     readable: list[Path] = field(default_factory=list)
     sandbox: SessionSandbox | None = None  # the session's OS sandbox (kimi_acp/sandbox): where Shell commands run
     arguments: str = ""  # the call's arguments as the model wrote them (JSON), for `approve`'s secret check
+    checkpoints: ChangeRecorder | None = None  # what /undo restores from (core/undo.py); None: nothing is recorded
 
     def resolve(self, path: str) -> Path:
         """A tool path argument as an absolute path (relative ones are taken from the work dir)."""

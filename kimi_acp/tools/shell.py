@@ -103,6 +103,8 @@ class Shell(Tool[ShellParams]):
 
         approved = await _approve(ctx, params, RUN_ACTION, "Run command")
         confinement = approved.confinement
+        if ctx.checkpoints is not None and not approved.only_reads:  # the workspace before the turn's first command, for /undo
+            await ctx.checkpoints.before_command()
         try:
             result = await ctx.kaos.run_command(
                 command,
@@ -128,12 +130,14 @@ class Shell(Tool[ShellParams]):
 
 @dataclass(frozen=True)
 class _Approved:
-    """How an approved command runs: its sandbox (None: unconfined), the variables it gets, and
-    whether it ran unasked because it only reads (the card says so)."""
+    """How an approved command runs: its sandbox (None: unconfined), the variables it gets, whether
+    it ran unasked because it only reads (the card says so), and whether it only reads at all (then
+    /undo needs no snapshot before it)."""
 
     confinement: Confinement | None
     extra_env: dict[str, str]
     read_only: bool
+    only_reads: bool
 
 
 async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str) -> _Approved:
@@ -174,7 +178,7 @@ async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str
         sandbox=note,
         reads_only=judgement.read_only,
     )
-    return _Approved(confinement, judgement.environment, permit == "read_only")
+    return _Approved(confinement, judgement.environment, permit == "read_only", judgement.read_only)
 
 
 async def _run_background(params: ShellParams, ctx: ToolContext) -> ToolReturnValue:
@@ -184,6 +188,8 @@ async def _run_background(params: ShellParams, ctx: ToolContext) -> ToolReturnVa
     command = params.command
     approved = await _approve(ctx, params, RUN_BACKGROUND_ACTION, "Run background command")
     confinement = approved.confinement
+    if ctx.checkpoints is not None and not approved.only_reads:
+        await ctx.checkpoints.before_command()
     try:
         task = await ctx.tasks.launch(
             command, cwd=ctx.work_dir, description=params.description.strip(), timeout_s=params.timeout,

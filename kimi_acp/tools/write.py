@@ -32,6 +32,8 @@ async def write_or_error(
     ctx: ToolContext, path: Path, text: str, *, append: bool = False
 ) -> int | ToolReturnValue:
     """Write through kaos; the new size in bytes, or a tool error."""
+    if ctx.checkpoints is not None:  # what the file holds now, for /undo
+        await ctx.checkpoints.before_edit(path)
     try:
         return await ctx.kaos.write_text(path, text, append=append)
     except PermissionError:

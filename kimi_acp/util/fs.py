@@ -80,6 +80,16 @@ def iter_json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield lineno, data
 
 
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of a file, None when it is missing: how a reader notices that a file
+    was written (or replaced) since it last looked."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def make_dirs_below(base: Path, path: Path) -> None:
     """Create `path` and the folders between it and `base`, never `base` itself.
 

@@ -25,7 +25,7 @@ try:
     asyncio.run(LocalKaos().write_text(target, big))
 except OSError as exc:
     error = exc.errno
-tool = asyncio.run(write_or_error(SimpleNamespace(kaos=LocalKaos()), target, big))
+tool = asyncio.run(write_or_error(SimpleNamespace(kaos=LocalKaos(), checkpoints=None), target, big))
 appended = None
 try:
     asyncio.run(LocalKaos().write_text(target, big, append=True))

@@ -195,6 +195,11 @@ def create_app(hub: Hub, token: str, *, bound_host: str, port: int) -> ASGIApp:
                 driver.set_always_ask(bool(body.get("enabled")))
             elif action == "model":
                 await driver.set_model(_text(body, "alias"))
+            elif action == "undo_preview":
+                return _json(await driver.undo_preview(_turns(body)))
+            elif action == "undo":
+                seq = body.get("seq")
+                driver.undo(_turns(body), force=body.get("force") is True, seq=seq if isinstance(seq, int) else None)
             else:
                 return _json({"error": f"Unknown action {action!r}."}, 404)
         except WebError as exc:
@@ -238,6 +243,13 @@ def _driver(hub: Hub, request: Request) -> Driver | Response:
         return hub.driver(request.path_params["session_id"])
     except WebError as exc:
         return _json({"error": str(exc)}, exc.status)
+
+
+def _turns(body: dict[str, Any]) -> int:
+    value = body.get("turns")
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1000:
+        raise WebError("turns must be a whole number from 1 to 1000.", 400)
+    return value
 
 
 def _text(body: dict[str, Any], key: str) -> str:

@@ -35,7 +35,7 @@ from .diffview import page_display
 # The page's own methods (documented in docs/web.md).
 EXTRA_METHODS = (
     "Reset", "HistoryEnd", "Status", "ToolDisplay", "ApprovalRequest", "QuestionRequest", "RequestResolved",
-    "Steer", "Notice", "Error", "Plan", "Subagent", "ToolOutput",
+    "Steer", "Notice", "Error", "Plan", "Subagent", "ToolOutput", "Undo",
 )  # fmt: skip
 
 

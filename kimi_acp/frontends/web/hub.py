@@ -15,6 +15,7 @@ so they show again after a reload or a restart).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import logging
 import time
@@ -37,6 +38,7 @@ from ...wire.types import (
     QuestionResponse,
     Request,
     ToolResult,
+    TurnBegin,
     TurnEnd,
 )
 from .events import PageView, approval_params, notification
@@ -52,6 +54,7 @@ OUTPUT_FLUSH_S = 0.1  # a running command's output reaches the pages at most thi
 OUTPUT_KEEP_CHARS = 200_000  # of a command's output kept for pages that attach later (the tail)
 KEPT_OUTPUTS = 20  # cancelled commands whose output is kept for a reload
 TITLE_TASKS: set[asyncio.Task[Any]] = set()
+UNDO_WHILE_BUSY = "A turn is running: it cannot be undone until it ends. Wait for it, or cancel it first."
 
 
 class WebError(SessionError):
@@ -112,6 +115,11 @@ class Driver:
         self.kept: list[str] = []  # the cancelled ones, oldest first
         self._unsent: dict[str, list[str]] = {}
         self._flush: asyncio.TimerHandle | None = None
+        # When each run the pages show began (top-level TurnBegin, from wire.jsonl then live): the
+        # undo journal's turns are matched to them by time (see undo_marks).
+        self.runs: list[float] = []
+        self._depth = 0
+        self._undo_marks: dict[str, Any] = {"runs": [], "undone": []}  # as last sent
         core.stream.subscribe(self._on_message)
 
     @property
@@ -143,8 +151,13 @@ class Driver:
                 message.resolve(None)  # external tools and client hooks are Wire-only
         if isinstance(message, ToolResult) and message.tool_call_id in self.output:
             self._settle_output(message)
+        if isinstance(message, TurnBegin):
+            self._depth += 1
+            if self._depth == 1:
+                self.runs.append(time.time())
         self._broadcast(message)
         if isinstance(message, TurnEnd):
+            self._depth = max(0, self._depth - 1)
             self.pending = {k: r for k, r in self.pending.items() if not r.resolved}
 
     # ------------------------------------------------------------------ a running command's output
@@ -221,10 +234,19 @@ class Driver:
         page.replay(_Raw(notification("Reset", self.status())))
         self.core.recorder.flush()
         errors = self._saved_errors()
+        runs: list[float] = []
+        depth = 0
         for record in read_wire_file(self.core.session.wire_file):
             while errors and errors[0][0] < record.timestamp:
                 page.replay(_Raw(notification("Error", {"message": errors.pop(0)[1]})))
             page.replay(record.message)
+            if isinstance(record.message, TurnBegin):
+                depth += 1
+                runs += [record.timestamp] if depth == 1 else []
+            elif isinstance(record.message, TurnEnd):
+                depth = max(0, depth - 1)
+        if not self.busy:
+            self.runs, self._depth = runs, depth
         for _, message in errors:
             page.replay(_Raw(notification("Error", {"message": message})))
         for tool_call_id, text in self.output.items():  # running, or cancelled since this server started
@@ -235,6 +257,9 @@ class Driver:
                     page.replay(_Raw(notification("ApprovalRequest", approval_params(request))))
                 else:
                     page.replay(_Raw(notification("QuestionRequest", request.model_dump(mode="json"))))
+        marks = self.undo_marks()
+        if marks["runs"] or marks["undone"]:
+            page.replay(_Raw(notification("Undo", marks)))
         page.replay(_Raw(notification("HistoryEnd", self.status())))
         self.pages.add(page)
         return page
@@ -242,11 +267,58 @@ class Driver:
     def detach(self, page: Page) -> None:
         self.pages.discard(page)
 
+    # ------------------------------------------------------------------ undo
+
+    def undo_marks(self) -> dict[str, Any]:
+        """Which runs the page shows can be undone (and with how many turns: /undo N takes back
+        that run's turn and every later one), and which were undone. A journal turn belongs to the
+        last run that began before it (core/undo.py records a turn's start after its TurnBegin)."""
+        checkpoints = self.core.checkpoints
+        if not checkpoints.enabled or self.busy:
+            return {"runs": [], "undone": []}
+        undoable = [t.seq for t in checkpoints.undoable()]
+        marks, undone = [], []
+        for record in checkpoints.history():
+            run = bisect.bisect_right(self.runs, record.started_at) - 1
+            if run < 0:
+                continue
+            if record.undone:
+                undone.append(run)
+            elif record.seq in undoable:
+                marks.append({"run": run, "turns": undoable.index(record.seq) + 1, "seq": record.seq})
+        return {"runs": marks, "undone": undone}
+
+    def _send_undo_marks(self) -> None:
+        """After a turn: the pages' Undo controls, when they changed."""
+        marks = self.undo_marks()
+        if marks != self._undo_marks:
+            self._undo_marks = marks
+            self._broadcast(_Raw(notification("Undo", marks)))
+
+    async def undo_preview(self, turns: int) -> dict[str, Any]:
+        """What undoing the last `turns` turns would do, changing nothing: the page lists it before it acts."""
+        from ...core.undo import preview
+
+        if self.busy:
+            raise WebError(UNDO_WHILE_BUSY)
+        report = await preview(self.core, turns)
+        return {"turns": turns, "text": report.text(), **report.payload()}
+
+    def undo(self, turns: int, *, force: bool, seq: int | None) -> None:
+        """Run `/undo turns` as a turn of its own (recorded as the other front ends record it).
+        `seq`: the newest turn the page saw; if another turn was recorded since, the page must look again."""
+        if self.busy:
+            raise WebError(UNDO_WHILE_BUSY)
+        undoable = self.core.checkpoints.undoable()
+        if seq is not None and len(undoable) >= turns and undoable[turns - 1].seq != seq:
+            raise WebError("The session changed since the page looked: open the Undo control again.")
+        self.prompt(f"/undo {turns}" + (" --force" if force else ""))
+
     # ------------------------------------------------------------------ controls
 
     def prompt(self, text: str) -> None:
         if self.busy:
-            raise WebError("A turn is already running: steer it, or cancel it first.")
+            raise WebError(UNDO_WHILE_BUSY if text.lstrip().startswith("/undo") else "A turn is already running: steer it, or cancel it first.")
         if not text.strip():
             raise WebError("The prompt is empty.", 400)
         self.turn = asyncio.create_task(self._run(text))
@@ -269,6 +341,7 @@ class Driver:
         finally:
             self.turn = None
             self._broadcast(_Raw(notification("Status", self.status())))
+            self._send_undo_marks()
 
     def steer(self, text: str) -> None:
         if not text.strip():

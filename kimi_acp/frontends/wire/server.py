@@ -41,6 +41,7 @@ from ...wire.types import (
     ToolResult,
     ToolReturnValue,
     TurnEnd,
+    user_input_text,
 )
 from .handshake import initialize_result
 
@@ -290,7 +291,7 @@ class WireServer:
 
     async def _m_prompt(self, params: PromptParams) -> dict[str, Any]:
         if self.core.busy or self._replay is not None:
-            raise rpc.JsonRpcError(rpc.INVALID_STATE, str(TurnInProgress()))
+            raise rpc.JsonRpcError(rpc.INVALID_STATE, str(TurnInProgress(user_input_text(params.user_input))))
         try:
             result = await self.core.run_turn(FromUser(params.user_input))
         except (TurnInProgress, SessionBusy) as exc:  # SessionBusy: another process runs a turn of it

@@ -18,7 +18,7 @@ const $ = (id) => document.getElementById(id);
 const Cards = window.kimiCards;
 const { el, scroller } = Cards;
 const state = {
-  session: null, source: null, busy: false, run: null, tools: {}, requests: {},
+  session: null, source: null, busy: false, run: null, tools: {}, requests: {}, runs: [], // runs: one per RunBegin, for Undo
   running: new Set(), open: new Set(), // cards still running, requests still open: RunEnd settles them
   replaying: false, buffer: null, follow: true, autoTop: 0,
 };
@@ -152,7 +152,7 @@ function openSession(id) {
   state.session = id;
   $("state").textContent = "connecting";
   $("transcript").replaceChildren();
-  state.run = null; state.tools = {}; state.requests = {}; state.running.clear(); state.open.clear();
+  state.run = null; state.tools = {}; state.requests = {}; state.runs = []; state.running.clear(); state.open.clear();
   if (!id) return;
   const url = `/api/sessions/${encodeURIComponent(id)}/events?token=${encodeURIComponent(TOKEN)}`;
   const source = new EventSource(url);
@@ -182,14 +182,111 @@ function currentRun() {
   return state.run;
 }
 
-function startRun(userInput) {
+function startRun(userInput, counted) {
   if (!state.replaying) state.follow = true; // a new prompt: show it and its answer
   const user = el("div", "msg user", userInput);
   user.dataset.testid = "user-message";
   const run = el("div", "run");
+  const bar = el("div", "undo-bar"); // the run's Undo control (first in the run), when the server says it can be undone
+  bar.dataset.testid = "undo-bar";
+  run.append(bar);
   root().append(user, run);
   state.run = { node: run, answer: null, thinking: null };
+  if (counted) state.runs.push({ user, bar, run });
   return state.run;
+}
+
+// ------------------------------------------------------------------ undo
+
+// The server marks which runs can be undone ("/undo N" takes back that run and every later one)
+// and which were; a run's control first shows what it would restore, then acts.
+function markUndo(p) {
+  const marks = new Map((p.runs || []).map((m) => [m.run, m]));
+  const undone = new Set(p.undone || []);
+  state.runs.forEach((entry, index) => {
+    entry.user.classList.toggle("undone", undone.has(index));
+    entry.run.classList.toggle("undone", undone.has(index));
+    const mark = marks.get(index);
+    const button = entry.bar.querySelector("button.undo");
+    if (undone.has(index)) {
+      entry.bar.replaceChildren(el("span", "muted", "Undone"));
+    } else if (!mark) {
+      if (button || entry.bar.textContent) entry.bar.replaceChildren();
+    } else if (!button || button.dataset.turns !== String(mark.turns)) {
+      const b = el("button", "undo", "Undo");
+      b.type = "button";
+      b.dataset.turns = String(mark.turns);
+      b.dataset.seq = String(mark.seq);
+      b.title = mark.turns === 1 ? "Take back this turn: its files and its part of the conversation"
+        : `Take back this turn and the ${mark.turns - 1} after it: their files and their part of the conversation`;
+      b.onclick = () => showUndo(entry, mark);
+      entry.bar.replaceChildren(b);
+    }
+  });
+}
+
+function fileList(title, items, render) {
+  if (!items.length) return null;
+  const box = el("div", "undo-list");
+  const list = el("ul");
+  for (const item of items) list.append(el("li", "", render(item)));
+  box.append(el("div", "undo-list-title", `${title} (${items.length})`), list);
+  return box;
+}
+
+async function showUndo(entry, mark) {
+  let preview;
+  try {
+    preview = await api(`/api/sessions/${state.session}/undo_preview`, { turns: mark.turns });
+  } catch (e) {
+    showError(e.message);
+    return;
+  }
+  const panel = el("div", "request undo-panel");
+  panel.dataset.testid = "undo-panel";
+  const what = mark.turns === 1 ? "this turn" : `this turn and the ${mark.turns - 1} after it`;
+  panel.append(el("div", "request-title", preview.refused ? "Nothing can be undone" : `Undo ${what}?`));
+  if (preview.refused) {
+    panel.append(el("div", "request-body", preview.refused));
+  } else {
+    const lists = [
+      fileList("Restores", preview.restored, (p) => p),
+      fileList("Removes (created by the turns)", preview.removed, (p) => p),
+      fileList("Leaves as they are", preview.left, (i) => `${i.path}: ${i.why}`),
+      fileList("Cannot restore (not recorded)", preview.not_covered, (i) => (i.path ? `${i.path}: ${i.why}` : i.why)),
+    ].filter(Boolean);
+    if (!lists.length) lists.push(el("div", "request-body", "The turns changed no files."));
+    panel.append(...lists);
+    if (preview.conversation) panel.append(el("div", "request-body", preview.conversation));
+  }
+  const buttons = el("div", "buttons");
+  let force = null;
+  if (!preview.refused && preview.left.length) {
+    force = el("input");
+    force.type = "checkbox";
+    const label = el("label");
+    label.append(force, " Also overwrite files changed since the turn");
+    buttons.append(label);
+  }
+  const close = () => { panel.remove(); entry.bar.querySelector("button.undo")?.removeAttribute("disabled"); };
+  if (!preview.refused) {
+    const go = el("button", "approve", "Undo");
+    go.type = "button";
+    go.onclick = () => {
+      api(`/api/sessions/${state.session}/undo`, { turns: mark.turns, seq: mark.seq, force: !!(force && force.checked) })
+        .then(() => panel.remove()).catch((e) => showError(e.message));
+    };
+    buttons.append(go);
+  }
+  const cancel = el("button", "", preview.refused ? "Close" : "Cancel");
+  cancel.type = "button";
+  cancel.onclick = close;
+  buttons.append(cancel);
+  panel.append(buttons);
+  entry.bar.querySelector("button.undo")?.setAttribute("disabled", "");
+  for (const old of entry.bar.querySelectorAll(".undo-panel")) old.remove();
+  entry.bar.append(panel);
+  panel.querySelector("button.approve, button")?.focus();
 }
 
 function answerNode(run) {
@@ -471,7 +568,7 @@ const handlers = {
   Reset(p) {
     window.kimiTimings.reset = performance.now();
     $("transcript").replaceChildren(); pending.clear();
-    state.run = null; state.tools = {}; state.requests = {}; state.follow = true;
+    state.run = null; state.tools = {}; state.requests = {}; state.runs = []; state.follow = true;
     state.running.clear(); state.open.clear();
     state.replaying = true; state.buffer = document.createDocumentFragment();
     setStatus(p);
@@ -492,7 +589,8 @@ const handlers = {
     markPainted();
   },
   Status(p) { setStatus(p); loadSessions().catch(() => {}); },
-  RunBegin(p) { startRun(p.user_input); scrollDown(); },
+  RunBegin(p) { startRun(p.user_input, true); scrollDown(); },
+  Undo(p) { markUndo(p); },
   TurnBegin() {},
   TextDelta(p) { appendText(answerNode(currentRun()), p.text); },
   ReasoningDelta(p) { appendText(thinkingNode(currentRun()), p.text); },

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .command_forms import match_form
 from .command_keys import MOVES, program
 from .protected import protected_reason
 from .sensitive import sensitive_reason
@@ -39,10 +40,13 @@ MAX_WORDS = 512  # a longer line: its later words are taken as naming anything
 
 @dataclass(frozen=True)
 class NamedPath:
-    """A word of the line and a file it names; `path` None: the word could name anything."""
+    """A word of the line and a file it names; `path` None: the word could name anything.
+    `read`: named by a command of the read-only table as a file it reads (a protected path, which
+    only a write could harm, is no reason to ask then)."""
 
     word: str
     path: Path | None
+    read: bool = False
 
 
 def command_warning(
@@ -64,7 +68,7 @@ def command_warning(
         reason = sensitive_reason(named.path)
         if reason is not None and (hidden is None or not hidden(named.path)):
             return f"The command names `{named.word}`, which holds credentials ({reason}): approving lets it read them."
-        reason = protected_reason(named.path) if hidden is None else None
+        reason = protected_reason(named.path) if hidden is None and not named.read else None
         if reason is not None:
             return f"The command names `{named.word}`: {reason}."
     return None
@@ -76,15 +80,20 @@ def named_paths(line: ParsedLine, work_dir: Path, env: Mapping[str, str]) -> Ite
     bases: list[Path] | None = [work_dir]
     count = 0
     for command in line.commands:
-        for word in _path_words(command):
+        match = match_form(command)
+        # a command of the read-only table names exactly the files it reads (not its patterns, nor
+        # the text `echo` prints); any other, every word that may be a file
+        words = [*match.files, *command.inputs] if match is not None else list(_path_words(command))
+        for word in words:
             count += 1
             if count > MAX_WORDS:
                 yield NamedPath(word.source, None)
                 return
-            yield from _word_paths(word, bases, env)
+            for named in _word_paths(word, bases, env):
+                yield NamedPath(named.word, named.path, read=match is not None)
         if program(command) in MOVES:
             bases = moved_bases(command, bases, env)
-    for word in line.assigned:  # `KEY=~/.ssh/id_rsa ./deploy`: the value may be a file
+    for word in line.file_words:  # `KEY=~/.ssh/id_rsa ./deploy`: the value may be a file
         yield from _word_paths(word, bases, env)
 
 

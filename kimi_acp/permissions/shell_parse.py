@@ -109,13 +109,14 @@ class SimpleCommand:
 @dataclass(frozen=True)
 class ParsedLine:
     """What a command line runs: its simple commands, and whether anything else is in it
-    (`assigned`: the values of its variable assignments, which may name files too)."""
+    (`file_words`: the values of its variable assignments and the targets of its redirections, which
+    name files too)."""
 
     source: str
     commands: tuple[SimpleCommand, ...]
     complex: bool
     reasons: tuple[str, ...] = field(default=())
-    assigned: tuple[Word, ...] = field(default=())
+    file_words: tuple[Word, ...] = field(default=())
     # The variables it sets (`X=1`, `for X in`), and whether it may set any (`read`, `printf -v`,
     # `export`, `eval`, `${X:=y}`, …): their values are not known before it runs (shell_expand.py).
     sets_variables: frozenset[str] = frozenset()
@@ -151,7 +152,7 @@ def _parse_cached(line: str) -> ParsedLine:
         commands,
         bool(walker.reasons),
         tuple(dict.fromkeys(walker.reasons)),
-        tuple(walker.assigned),
+        tuple(walker.file_words),
         frozenset(walker.set_names),
         sets_any,
     )
@@ -203,7 +204,7 @@ class _Walker:
         self.source = source
         self.commands: list[SimpleCommand] = []
         self.reasons: list[str] = []
-        self.assigned: list[Word] = []
+        self.file_words: list[Word] = []
         self.set_names: set[str] = set()  # the variables it assigns by name
         self.sets_any = False  # something may set any variable
 
@@ -258,12 +259,14 @@ class _Walker:
         if node.type == "variable_assignment":
             value = node.child_by_field_name("value")
             if value is not None:
-                self.assigned.append(self.word(value))
+                self.file_words.append(self.word(value))
         for child in node.children:
             if child.type == "command":
                 self.command(child)
             elif child.type in _STATEMENTS:
                 self.statement(child)
+            elif child.type == "file_redirect":
+                self.redirect(child)
             else:
                 if child.type in _WHY and child is not node:
                     self.complex(_WHY[child.type], child)
@@ -352,6 +355,7 @@ class _Walker:
         if operator == "<" and target.value is not None:
             return [target]
         self.complex(f"a redirection `{self.text(node)}` that writes or opens a file")
+        self.file_words.append(target)  # a file it names all the same (command_paths.py reads it)
         return []
 
     # ------------------------------------------------------------------ words

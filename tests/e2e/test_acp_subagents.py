@@ -91,7 +91,7 @@ async def test_a_subagents_yolo_prompt_changes_no_mode(share, project):
         f"text: {REPORT}",
         tool_call("s1", "Shell", {"command": "touch pwned"}),
         "text: stopped",
-    ])
+    ], permissions={"always_ask": False})  # a real config's default mode, which must stay
     async with serve_acp(acp_env(share)) as agent:
         agent.client.permission_policy = lambda request: "reject"
         await agent.initialize()

@@ -78,12 +78,11 @@ async def test_commands_get_no_key_and_no_result_carries_one(start_wire, tmp_pat
         start_wire, config, env={"COPIED": CONFIG_KEY, "OPENAI_API_KEY": "sk-test-openai-0a1b2c3d"}, asked=asked
     )
     assert await wire.close() == 0
-    # yolo, yet the command holding both keys asked (redacted on the card), and so did the one whose
-    # `${#…}` the agent cannot expand before it runs (it could name a credentials file); nothing else
-    echo_card, background_card = asked
+    # yolo, yet the command holding both keys asked (redacted on the card); nothing else did (the
+    # background `echo` holds words the agent cannot expand, but echo reads no file they could name)
+    (echo_card,) = asked
     assert echo_card["description"] == "Run command `echo config=[redacted] env=[redacted]`"
     assert "hold a secret this agent knows" in echo_card["warning"]
-    assert "cannot expand" in background_card["warning"]
 
     env_output = results["env"]["output"]
     assert "PATH=" in env_output  # the command ran and printed its environment

@@ -134,7 +134,7 @@ async def test_the_users_import_of_a_key_asks_in_the_ide_with_the_warning(share:
         response = await agent.prompt(session.session_id, "/import ~/.ssh/id_ed25519")
         assert response.stop_reason == "end_turn"
         (asked,) = agent.client.permission_requests
-        assert asked["tool_call"].title == f"Import `{home / '.ssh' / 'id_ed25519'}`"
+        assert asked["tool_call"].title == f"Import `{home / '.ssh' / 'id_ed25519'}` (holds credentials)"
         assert option_names(asked) == ["Approve once", "Reject"]
         warning = asked["tool_call"].content[0].content.text
         assert warning.startswith("**Warning:**") and "holds credentials" in warning

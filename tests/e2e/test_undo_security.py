@@ -115,7 +115,8 @@ async def test_snapshots_run_nothing_of_the_repository_or_user_git_config_and_ne
         env={"HOME": str(home)},
     )
     await wire.call("initialize", INIT)
-    await wire.call("prompt", {"user_input": "edit"})
+    _, _, asked = await wire.call_approving("prompt", {"user_input": "edit"})  # .git is protected: asks, even in yolo
+    assert [a["sender"] for a in asked] == ["WriteFile"]
     _, seen = await wire.call("prompt", {"user_input": "/undo"})
     payload = undo_payload(seen)
     assert payload["restored"] == ["a.txt"] and (work_dir / "a.txt").read_text() == "a before\n"

@@ -263,8 +263,19 @@ def tool_title(name: str, arguments: str | Mapping[str, Any], cwd: Path) -> str:
     if not value:
         return name
     if key in ("path", "directory"):
-        value = display_path(value, cwd)
+        return f"{name}: {path_title(display_path(value, cwd))}"
     return f"{name}: {one_line(value, TITLE_ARG_MAX)}"
+
+
+def path_title(path: str, limit: int = TITLE_ARG_MAX) -> str:
+    """A path as one title line: whole, or "…" and its end (the file it names is what matters; a
+    command is cut at its end instead, where nothing after the cut can hide)."""
+    shown = one_line(path)
+    if len(shown) <= limit:
+        return shown
+    tail = shown[-(limit - 1) :]
+    slash = tail.find("/")
+    return "…" + (tail[slash:] if 0 <= slash < len(tail) - 1 else tail)
 
 
 def tool_locations(name: str, arguments: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:

@@ -42,19 +42,28 @@ def judge_command(
     *,
     action: str,
     hidden: Callable[[Path], bool] | None = None,
+    writable: Callable[[Path], bool] | None = None,
+    git_unguarded: bool = False,
     environment_known: bool = True,
 ) -> Judgement:
     """Judge `command`, run in `work_dir`; `may_read` says where reading needs no approval;
-    `hidden`: what the OS sandbox it runs in hides (command_paths.command_warning);
-    `environment_known` False: it runs in the IDE's terminal, with the IDE's environment."""
+    `hidden` and `writable`: what the OS sandbox it runs in hides and lets it write
+    (command_paths.command_warning); `git_unguarded`: it runs in a sandbox that cannot keep `.git`
+    read-only (Landlock), so a git command that may change it asks; `environment_known` False: it
+    runs in the IDE's terminal, with the IDE's environment."""
     from ..kaos.local import runs_bash, user_shell
 
     env = child_variables(known=environment_known)
     line = parse_line(command)
     if not runs_bash():  # read as bash would, but not trusted to be what the shell does
         line = dataclasses.replace(line, complex=True, reasons=(*line.reasons, f"commands run with `{user_shell()}`"))
-    warning = command_warning(line, work_dir, env, hidden=hidden)
+    warning = command_warning(line, work_dir, env, hidden=hidden, writable=writable)
     verdict = judge(line, work_dir, env, may_read)
+    if warning is None and git_unguarded and _changes_git(line):
+        warning = (
+            "This sandbox (Landlock) cannot keep a repository's `.git` read-only, and a git command may change "
+            "its config or hooks, which run later outside the sandbox."
+        )
     scope = command_scope(action, command, work_dir, env)
     environment = verdict.environment
     if not verdict.read_only and any(program(c) == "git" for c in line.commands):
@@ -65,6 +74,16 @@ def judge_command(
             scope = dataclasses.replace(scope, coverable=False)
         environment = found or {}
     return Judgement(line, scope, warning, _holds_secret(line), verdict.read_only, verdict.why_not, environment)
+
+
+def _changes_git(line: ParsedLine) -> bool:
+    """Whether the line runs git other than as a form of the read-only table (`git config …`,
+    `git init`, anything git could write its metadata with)."""
+    from .command_forms import match_form
+
+    return any(program(c) == "git" and match_form(c) is None for c in line.commands) or (
+        line.complex and any(program(c) == "git" for c in line.commands)
+    )
 
 
 def _holds_secret(line: ParsedLine) -> bool:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..util.visible_text import code_span
 from .command_forms import match_form, operands_stay_operands
 from .command_table import GIT_CODE_OPTIONS, INLINE_CODE, RUNNER_SUBCOMMANDS, RUNNERS, SHELLS
 from .shell_parse import SimpleCommand
@@ -47,7 +48,7 @@ class CommandKey:
 
     @property
     def label(self) -> str:
-        return f"`{self.shown}`" if self.exact else f"`{' '.join(self.words)} …`"
+        return code_span(self.shown) if self.exact else code_span(f"{' '.join(self.words)} …")
 
 
 def program(command: SimpleCommand) -> str:

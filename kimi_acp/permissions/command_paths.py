@@ -55,10 +55,12 @@ def command_warning(
     env: Mapping[str, str],
     *,
     hidden: Callable[[Path], bool] | None = None,
+    writable: Callable[[Path], bool] | None = None,
 ) -> str | None:
     """The warning a run of `line` always asks with, or None. `hidden`: the command runs in an
-    OS sandbox that hides what this says and keeps protected paths read-only, so only a
-    credentials file it leaves readable counts."""
+    OS sandbox that hides what this says, so only a credentials file it leaves readable counts;
+    `writable`: what that sandbox lets a command write, so only a protected path it leaves
+    writable counts (a `.git` the command makes inside the workspace, `sub/.git/config`)."""
     for named in named_paths(line, work_dir, env):
         if named.path is None:
             return (
@@ -68,7 +70,8 @@ def command_warning(
         reason = sensitive_reason(named.path)
         if reason is not None and (hidden is None or not hidden(named.path)):
             return f"The command names `{named.word}`, which holds credentials ({reason}): approving lets it read them."
-        reason = protected_reason(named.path) if hidden is None and not named.read else None
+        exposed = hidden is None or (writable is not None and writable(named.path))
+        reason = protected_reason(named.path) if exposed and not named.read else None
         if reason is not None:
             return f"The command names `{named.word}`: {reason}."
     return None

@@ -24,6 +24,8 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 
+from ..util.regular_file import open_regular
+
 # Keys (section.name, or section.*.name for sections with subsections) that change nothing a
 # read-only git command runs: formatting, identities, remotes' names and URLs (reached only by
 # fetch and push), branch tracking, and settings of commands that are not read-only.
@@ -103,6 +105,7 @@ _SWITCHES = {
 # unasked runs no program of any config).
 _ALWAYS = {"core.fsmonitor": "false", "core.pager": "cat", "log.showsignature": "false"}
 _MIN_GIT = (2, 31)  # GIT_CONFIG_COUNT
+MAX_CONFIG_BYTES = 1 << 20  # a larger config file is not read: the command asks
 _SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]')
 _KEY = re.compile(r"([A-Za-z][A-Za-z0-9-]*)\s*(?:=|$)")
 _GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CONFIG", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS",
@@ -176,8 +179,18 @@ def _git_dirs_at(directory: Path) -> Iterator[Path]:
         yield directory  # a bare repository: git uses it when run inside it
 
 
+def _text(path: Path) -> str:
+    """A file of git's, read only if it is a regular file (a FIFO planted as `.git/commondir`
+    would otherwise hold the agent up; OSError, and so no unasked command, instead)."""
+    with open_regular(path) as file:
+        data = file.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ValueError(f"{path} is larger than the agent reads")
+    return data.decode("utf-8")
+
+
 def _gitdir_file(path: Path) -> Path:
-    text = path.read_text(encoding="utf-8").strip()
+    text = _text(path).strip()
     if not text.startswith("gitdir:"):
         raise ValueError(f"{path} is not a gitdir file")
     target = Path(text[len("gitdir:") :].strip())
@@ -188,7 +201,7 @@ def _configs_of(git_dir: Path) -> Iterator[Path]:
     common = git_dir
     commondir = git_dir / "commondir"
     if commondir.exists():
-        target = Path(commondir.read_text(encoding="utf-8").strip())
+        target = Path(_text(commondir).strip())
         common = target if target.is_absolute() else git_dir / target
     for candidate in (common / "config", git_dir / "config", git_dir / "config.worktree", common / "config.worktree"):
         if candidate.exists():
@@ -204,7 +217,7 @@ def _keys(config: Path) -> Iterator[str]:
     """`section.name` / `section.subsection.name` of each key of a git config file (lowercased
     section and name; an `include` or a line this cannot read raises ValueError)."""
     section: str | None = None
-    lines = config.read_text(encoding="utf-8").splitlines()
+    lines = _text(config).splitlines()
     continued = False
     for raw in lines:
         line = raw.strip()

@@ -100,13 +100,20 @@ class Scope:
 FILE_MARK = "file="  # a remembered single file, as opposed to a directory
 
 
+def code_span(text: str) -> str:
+    """util/visible_text.code_span, imported when a card is first made (not at start-up)."""
+    from ..util.visible_text import code_span as span
+
+    return span(text)
+
+
 def command_scope(action: str, command: str, work_dir: Path, env: Mapping[str, str]) -> Scope:
     """A Shell command line run in `work_dir` with `env` (the parse is loaded with the first call)."""
     from .command_keys import session_key
 
     line = parse_line(command)
     keys = list(dict.fromkeys(session_key(c) for c in line.commands)) if line.simple else []
-    label = " and ".join(key.label for key in keys) if keys else f"`{command}`"
+    label = " and ".join(key.label for key in keys) if keys else code_span(command)
     return Scope(action, "command", tuple(key.entry for key in keys), label, line=line, work_dir=work_dir, env=env)
 
 
@@ -117,12 +124,12 @@ def path_scope(action: str, path: Path, what: str = "files", *, directory: bool 
     if not directory:
         folder = folder.parent
     if folder in (Path(os.path.abspath(Path.home())), Path(folder.anchor)) and not directory:
-        return Scope(action, "file", (f"{FILE_MARK}{os.path.abspath(path)}",), f"`{path}`", path=path)
-    return Scope(action, "directory", (str(folder),), f"{what} in `{folder}`", path=path)
+        return Scope(action, "file", (f"{FILE_MARK}{os.path.abspath(path)}",), code_span(str(path)), path=path)
+    return Scope(action, "directory", (str(folder),), f"{what} in {code_span(str(folder))}", path=path)
 
 
 def host_scope(action: str, host: str) -> Scope:
-    return Scope(action, "host", (host,), f"`{host}`")
+    return Scope(action, "host", (host,), code_span(host))
 
 
 def action_scope(action: str, label: str | None = None, path: Path | None = None, rule_name: str | None = None) -> Scope:

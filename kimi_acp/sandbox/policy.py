@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..permissions.sensitive import credential_locations
+from ..util.regular_file import open_regular
 
 Mode = Literal["off", "workspace-write", "read-only"]
 MODES: tuple[Mode, ...] = ("off", "workspace-write", "read-only")
@@ -143,21 +144,15 @@ def git_metadata(root: Path) -> list[Path]:
 
 def _points_to(dot_git_file: Path) -> Path | None:
     """The git dir a `.git` file names (`gitdir: PATH`, relative to the file's directory)."""
-    try:
-        text = dot_git_file.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
+    text = _small_text(dot_git_file)
+    if text is None or not text.startswith("gitdir:"):
         return None
     return Path(os.path.realpath(dot_git_file.parent / text[len("gitdir:") :].strip()))
 
 
 def _read_path(file: Path, base: Path) -> Path | None:
     """The path a one-line file of git's holds (`commondir`), relative to `base`; None without one."""
-    try:
-        text = file.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
+    text = _small_text(file)
     return Path(os.path.realpath(base / text)) if text else None
 
 
@@ -167,9 +162,8 @@ MAX_SUBMODULES = 256  # a larger `.gitmodules` is judged by its first entries
 
 def _submodules(root: Path) -> list[Path]:
     """The work trees of the submodules `.gitmodules` lists (inside `root`)."""
-    try:
-        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = _small_text(root / ".gitmodules")
+    if text is None:
         return []
     trees = []
     for match in _SUBMODULE_PATH.finditer(text):
@@ -180,6 +174,19 @@ def _submodules(root: Path) -> list[Path]:
         if len(trees) == MAX_SUBMODULES:
             break
     return trees
+
+
+MAX_GIT_FILE_BYTES = 1 << 20
+
+
+def _small_text(path: Path) -> str | None:
+    """A file of git's as text (stripped), None when it is missing, unreadable or not a regular
+    file: a repository's `.git` or `commondir` can be a FIFO, which a plain read would wait on."""
+    try:
+        with open_regular(path) as file:
+            return file.read(MAX_GIT_FILE_BYTES).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
 
 
 def _unique_real(paths: list[Path]) -> tuple[Path, ...]:

@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 from ..kaos.base import CommandResult
 from ..permissions.command_judgement import judge_command
 from ..sandbox.session import Confinement, failure_note, sandbox_summary
+from ..util.visible_text import code_span
 from ..wire.types import ShellDisplayBlock, ToolReturnValue, UnknownDisplayBlock
 from .actions import HIDE_OUTPUT_TYPE, READ_ONLY_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
 from .base import (
@@ -163,6 +164,8 @@ async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str
         ctx.work_dir,
         ctx.may_read,
         hidden=confinement.policy.hides if guarded else None,
+        writable=confinement.policy.writes_to if guarded else None,
+        git_unguarded=confinement is not None and not guarded,
         action=action,
         environment_known=ctx.kaos.command_environment_known,
     )
@@ -170,7 +173,7 @@ async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str
     warning = judgement.warning or (SECRET_IN_ARGUMENTS if judgement.holds_secret else None)
     permit = await ctx.approve(
         action=action,
-        description=f"{verb} `{command}`" + (" outside the sandbox" if outside else ""),
+        description=f"{verb} {code_span(command)}" + (" outside the sandbox" if outside else ""),
         display=[ShellDisplayBlock(language="bash", command=command)],
         scope=judgement.scope,
         warning=warning,

@@ -94,6 +94,8 @@ def named_paths(line: ParsedLine, work_dir: Path, env: Mapping[str, str]) -> Ite
                 return
             for named in _word_paths(word, bases, env):
                 yield NamedPath(named.word, named.path, read=match is not None)
+        if match is None and program(command) == "git":
+            yield from _git_config_writes(command, bases, env)
         if program(command) in MOVES:
             bases = moved_bases(command, bases, env)
     for word in line.file_words:  # `KEY=~/.ssh/id_rsa ./deploy`: the value may be a file
@@ -141,6 +143,49 @@ def _word_paths(word: Word, bases: list[Path] | None, env: Mapping[str, str]) ->
                 return
             for base in bases or [Path("/")]:
                 yield NamedPath(word.source, Path(os.path.normpath(base / candidate)))
+
+
+# `git config` options that only read (git-config(1)); with anything else it may write.
+_GIT_CONFIG_READS = frozenset(
+    {
+        "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "-l", "--list",
+        "--show-origin", "--show-scope", "--name-only", "-z", "--null", "--includes", "--no-includes",
+        "--bool", "--int", "--path", "--expiry-date", "--bool-or-int", "get", "list",
+    }
+)  # fmt: skip
+
+
+def _git_config_writes(command: SimpleCommand, bases: list[Path] | None, env: Mapping[str, str]) -> Iterator[NamedPath]:
+    """The config file a `git config` that may write names without spelling it: the repository's
+    `.git/config` (or `--worktree`'s), `~/.gitconfig` with `--global`, `/etc/gitconfig` with
+    `--system`; `--file F` names F, which the words already give."""
+    values = [w.value for w in command.words[1:]]
+    try:
+        at = values.index("config")
+    except ValueError:
+        return
+    options = [v for v in values[at + 1 :] if v is not None]
+    if options and options[0] in _GIT_CONFIG_READS or any(v in ("--get", "--get-all", "-l", "--list") for v in options):
+        return
+    if any(v in ("-f", "--file", "--blob") or (v or "").startswith(("--file=", "--blob=")) for v in options):
+        return  # the file is one of the words, already named
+    word = " ".join(w.source for w in command.words)
+    if "--global" in options:
+        home = env.get("HOME")
+        targets = [Path(home) / ".gitconfig"] if home else []
+        if not targets:
+            yield NamedPath(word, None)
+            return
+    elif "--system" in options:
+        targets = [Path("/etc/gitconfig")]
+    else:
+        name = "config.worktree" if "--worktree" in options else "config"
+        targets = [base / ".git" / name for base in bases or []]
+        if not targets:
+            yield NamedPath(word, None)
+            return
+    for target in targets:
+        yield NamedPath(str(target), target)  # "The command names `…/.git/config`": what `git config` writes
 
 
 def candidates(text: str) -> list[str]:

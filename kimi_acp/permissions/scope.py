@@ -21,10 +21,12 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .paths import relative_within, typed_and_real
-from .shell_parse import ParsedLine, parse_line
+
+if TYPE_CHECKING:
+    from .shell_parse import ParsedLine
 
 Kind = Literal["command", "directory", "file", "host", "action"]
 
@@ -110,6 +112,7 @@ def code_span(text: str) -> str:
 def command_scope(action: str, command: str, work_dir: Path, env: Mapping[str, str]) -> Scope:
     """A Shell command line run in `work_dir` with `env` (the parse is loaded with the first call)."""
     from .command_keys import session_key
+    from .shell_parse import parse_line  # with the first Shell call, not at start-up
 
     line = parse_line(command)
     keys = list(dict.fromkeys(session_key(c) for c in line.commands)) if line.simple else []

@@ -46,6 +46,7 @@ from .transcript import (
 )
 from .turn import TurnResult
 from .undo import undo_command
+from .usage import context_figures
 
 DIR_LISTING_MAX = 50
 
@@ -182,14 +183,7 @@ async def _compact(core: SlashHost, args: str) -> TurnResult:
         await compact(core, core.require_provider(), focus=args)
         core.say("The context has been compacted.")
     tokens = core.context.token_count or core.context.estimated_tokens
-    max_size = core.max_context_size
-    core.stream.send(
-        StatusUpdate(
-            context_usage=round(tokens / max_size, 6) if max_size else None,
-            context_tokens=tokens,
-            max_context_tokens=max_size,
-        )
-    )
+    core.stream.send(StatusUpdate(**context_figures(tokens, core.max_context_size)))
     return DONE
 
 

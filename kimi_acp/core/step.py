@@ -19,6 +19,7 @@ from .context import Context
 from .messages import assistant_message, tool_result_message
 from .stream import MessageStream
 from .toolset import CANCELLED_MESSAGE, ToolOutcome, Toolset
+from .usage import context_figures
 
 TOOL_CANCEL_GRACE_S = 0.8
 
@@ -166,14 +167,7 @@ def _send_status(host: StepHost, stream: ChatStream) -> None:
     """The reply's figures. Without usage from the provider the context figures are null, as Kimi
     sends them: a client's meter shows no guess (the estimate only decides compaction)."""
     usage = stream.usage
-    figures: dict[str, Any] = {}
-    if usage is not None:
-        max_size = host.max_context_size
-        figures = {
-            "context_usage": round(usage.input / max_size, 6) if max_size else None,
-            "context_tokens": usage.input,
-            "max_context_tokens": max_size,
-        }
+    figures = context_figures(usage.input, host.max_context_size) if usage is not None else {}
     status = StatusUpdate(token_usage=usage, message_id=stream.id, plan_mode=host.plan_mode, **figures)
     host.stream.send(status)
 

@@ -46,6 +46,7 @@ from .turn import TurnResult
 from .undo_journal import ABSENT, FileState, Journal, PathChange, TurnRecord, Uncovered, begin_event
 from .undo_restore import UnsafePath, check_relative, current_state, display, read_content, restore
 from .undo_shadow import GITLINK_MODE, LINK_MODE, ShadowError, ShadowStore, Snapshot, TreeEntry
+from .usage import context_figures
 
 if TYPE_CHECKING:
     from ..kaos.tasks import TaskTable
@@ -819,14 +820,7 @@ def _rewind(host: UndoHost, plan: UndoPlan) -> str:
     except OSError as exc:
         return f"The conversation is unchanged: it could not be rewritten ({exc.strerror or exc})."
     tokens = host.context.token_count or host.context.estimated_tokens
-    max_size = host.max_context_size
-    host.stream.send(
-        StatusUpdate(
-            context_usage=round(tokens / max_size, 6) if max_size else None,
-            context_tokens=tokens,
-            max_context_tokens=max_size,
-        )
-    )
+    host.stream.send(StatusUpdate(**context_figures(tokens, host.max_context_size)))
     those = "That turn is" if len(plan.turns) == 1 else "Those turns are"
     return f"{those} no longer in the conversation the model sees (the session's files keep the full record)."
 

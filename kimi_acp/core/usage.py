@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..wire.types import TokenUsage
 
@@ -24,6 +24,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PROVIDER_COST_CURRENCY = "USD"  # OpenRouter reports credits, one US dollar each
+
+
+def context_figures(tokens: int, max_size: int) -> dict[str, Any]:
+    """A StatusUpdate's context meter: how full the context is, of how much (the step's reply,
+    a compaction, an undo report it the same way)."""
+    return {
+        "context_usage": round(tokens / max_size, 6) if max_size else None,
+        "context_tokens": tokens,
+        "max_context_tokens": max_size,
+    }
 
 
 @dataclass(frozen=True)

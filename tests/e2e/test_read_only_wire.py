@@ -106,3 +106,21 @@ async def test_the_ide_card_of_a_read_only_command_runs_at_once_and_says_why(sha
         assert statuses[0] == "in_progress" and statuses[-1] == "completed"  # running at once, never "pending"
         final = [u for u in of_kind(updates, "tool_call_update") if u.get("status") == "completed"][-1]
         assert "Ran without asking: it only reads." in json.dumps(final["content"])
+
+
+async def test_the_ide_s_always_ask_mode_makes_a_read_only_command_ask(share: Path, project: Path) -> None:
+    (project / "README.md").write_text("# r\n")
+    scripts = [tool_call("c1", "Shell", {"command": "cat README.md"}), "text: done"]
+    write_config(share, scripts, permissions={"always_ask": False})
+    async with serve_acp(acp_env(share)) as agent:
+        agent.client.permission_policy = lambda request: "approve"
+        await agent.initialize()
+        session = await agent.new_session(project)
+        assert session.modes.current_mode_id == "default"
+        await agent.conn.set_session_mode(session_id=session.session_id, mode_id="ask")
+        response = await agent.prompt(session.session_id, "read")
+        assert response.stop_reason == "end_turn"
+        (asked,) = agent.client.permission_requests
+        assert asked["tool_call"].title == "Shell: cat README.md"
+    state = json.loads(next(share.glob(f"sessions/*/{session.session_id}/state.json")).read_text())
+    assert state["always_ask"] is True  # the mode is the session's: a reload keeps it

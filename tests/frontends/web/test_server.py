@@ -228,3 +228,29 @@ def test_a_bad_agent_file_is_a_one_line_startup_error(tmp_path: Path, work_dir: 
     assert done.returncode == 2 and done.stdout == ""
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("kimi: error: agent_file: agent file ") and "unknown tool 'Teleport'" in line
+
+
+def test_the_always_ask_box_makes_a_read_only_command_ask(start_web: StartWeb) -> None:
+    """With a real config's default, `ls` runs at once and its result says why; ticking Always ask
+    (kept in the session) makes the same command ask."""
+    server = start_web(
+        [tool_call("s1", "Shell", {"command": "ls"}), "text: one", tool_call("s2", "Shell", {"command": "ls"}), "text: two"],
+        config_keys={"permissions": {"always_ask": False}},
+    )
+    session_id = new_session(server)
+    base = f"/api/sessions/{session_id}"
+    stream = events(server, session_id)
+    until(stream, "HistoryEnd")
+    assert post(server, base + "/prompt", {"text": "list"}).status_code == 200
+    first = until(stream, "RunEnd")
+    assert "ApprovalRequest" not in [m["method"] for m in first]
+    shown = [m for m in first if m["method"] == "ToolDisplay"]
+    assert any(b["type"] == "kimi/read_only" for m in shown for b in m["params"]["display"]), shown
+    ticked = post(server, base + "/always_ask", {"enabled": True})
+    assert ticked.status_code == 200 and ticked.json()["status"]["always_ask"] is True
+    assert post(server, base + "/prompt", {"text": "again"}).status_code == 200
+    asked = until(stream, "ApprovalRequest")[-1]["params"]
+    assert asked["description"] == "Run command `ls`"
+    assert post(server, base + "/approval", {"request_id": asked["id"], "response": "approve"}).status_code == 200
+    until(stream, "RunEnd")
+    assert find(server.work_dir, session_id).state.always_ask is True  # type: ignore[union-attr]

@@ -110,6 +110,7 @@ class Agent:
     @property
     def core(self) -> AgentCore:
         if self._core is None:
+            from .front_end import FrontEnd
             from .kaos.local import LocalKaos
             from .root_core import build_root_core
             from .util.process_guard import keep_process_private
@@ -124,7 +125,7 @@ class Agent:
                 self._loaded,
                 LocalKaos(),
                 agent=self._agent,
-                yolo=self._yolo or self._on_approval is None,
+                front_end=FrontEnd(yolo=self._yolo or self._on_approval is None),
                 model_alias=self._model,
                 max_steps_per_turn=self._max_steps,
             )

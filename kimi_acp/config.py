@@ -460,6 +460,11 @@ class ResolvedModel:
     def supports_thinking(self) -> bool:
         return "thinking" in self.capabilities
 
+    def thinks(self, wanted: bool | None) -> bool:
+        """Whether a request to this model thinks (Kimi's rule, the only place it is written): an
+        always-thinking model always does; another does when thinking is `wanted` and it can."""
+        return self.always_thinking or (bool(wanted) and self.supports_thinking)
+
 
 def derive_capabilities(model: ModelConfig) -> frozenset[str]:
     caps = set(model.capabilities)

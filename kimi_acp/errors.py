@@ -14,7 +14,8 @@ callers catch it as one.
     │   ├── McpConfigError          mcp/config        an MCP server entry that cannot be used
     │   ├── PluginError             plugins/spec      a plugin.json, source or install that failed
     │   ├── InvalidToolSchema       tools/external    a Wire external tool's parameters schema
-    │   ├── OptionError             frontends/acp     a session config option value
+    │   ├── SettingError            core/session_controls  a value a session setting cannot take (any front end)
+    │   ├── OptionError             frontends/acp     a session config option the session does not have
     │   └── StartupError            frontends/wire    `kimi --wire` options (exit code 2)
     ├── ChatProviderError      the model could not be reached or refused (llm/)
     │   ├── APIConnectionError

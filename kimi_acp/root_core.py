@@ -2,10 +2,12 @@
 
 `kimi acp`, `kimi --wire`, `kimi web` and the Python API each open sessions whose core is made
 here: the agent file (the front end's option, else the config's `agent_file`), the skills as
-slash commands, the extra workspace directories, yolo, the hook engine and the Agent tool's
-subagents. What stays with the front end is what only it knows: its KAOS, how it answers requests
-(question and plan-mode support, approvals), its MCP servers (their lifecycle differs: ACP swaps
-them on load/resume) and its own flags (Wire's `--afk`, `--plan`).
+slash commands, the extra workspace directories, the hook engine and the Agent tool's subagents.
+What the front end supports and the modes it starts in (questions, plan mode, yolo, afk,
+always-ask, sandbox) come as one frozen `FrontEnd` (kimi_acp/front_end.py): the core is built from
+it, never patched afterwards. What stays with the front end is what only it knows: its KAOS, how it
+answers requests, its MCP servers (their lifecycle differs: ACP swaps them on load/resume) and
+Wire's `--plan`.
 
 A subagent's core is not a root core: kimi_acp/subagents/runner.py builds it from its parent.
 
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .core.agent_core import AgentCore
+from .front_end import DEFAULT_FRONT_END, FrontEnd
 from .hooks import attach as attach_hooks
 from .permissions.sensitive import register_sensitive_file
 from .plugins import attach as attach_plugins
@@ -67,9 +70,9 @@ def build_root_core(
     *,
     agent_file: str | Path | None = None,
     agent: AgentSetup | None = None,
+    front_end: FrontEnd = DEFAULT_FRONT_END,
     skills_dirs: Sequence[str | Path] = (),
     extra_dirs: Sequence[Path] = (),
-    yolo: bool | None = None,
     model_alias: str | None = None,
     thinking: bool | None = None,
     max_steps_per_turn: int | None = None,
@@ -80,8 +83,9 @@ def build_root_core(
       caller already did and passes its result as `agent`); raises AgentFileError.
     - `skills_dirs`: `--skills-dir` (instead of the usual skill directories; the config's
       `extra_skill_dirs` are added either way).
+    - `front_end`: what the front end supports and the modes it starts in (by default a front end
+      that shows everything and starts in the config's modes).
     - `extra_dirs`: workspace directories of this process (ACP additionalDirectories, --add-dir).
-    - `yolo`: approve everything from the start; None: the config's `default_yolo`.
     - `model_alias`, `thinking`, `max_steps_per_turn`: as `AgentCore` takes them.
 
     The hook engine is attached here for every front end; `hooks.attach` is idempotent, so a front
@@ -103,8 +107,8 @@ def build_root_core(
         system_prompt=agent.system_prompt if agent else None,
         commands=[provider_for(session.work_dir, loaded.config, skills_dirs)],
         extra_dirs=extra_dirs,
+        front_end=front_end,
     )
-    core.approvals.runtime_yolo = loaded.config.default_yolo if yolo is None else yolo
     attach_hooks(core)  # the config's [[hooks]]
     attach_subagents(core, agent.spec if agent else None)  # the Agent tool
     attach_plugins(core)  # Kimi Code CLI's installed plugins' tools

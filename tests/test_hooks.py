@@ -14,7 +14,7 @@ import pytest
 from kimi_acp.config import HOOK_EVENTS as CONFIG_EVENTS
 from kimi_acp.config import HookConfig
 from kimi_acp.core.hook_points import ALLOW, HOOK_EVENTS, NO_HOOKS, HookVerdict
-from kimi_acp.core.toolset import Toolset
+from kimi_acp.core.toolset import FixedHost, Toolset
 from kimi_acp.frontends.wire.main import _config_may_have_hooks
 from kimi_acp.hooks import HookEngine, decide
 from kimi_acp.tools import builtin_tools
@@ -235,8 +235,7 @@ async def test_toolset_runs_pre_tool_use_before_validation_and_blocks(tmp_path: 
         async def settle(self, *, cancel: bool = False) -> None:
             return None
 
-    toolset = Toolset(builtin_tools())
-    toolset.hook_runner = lambda: Runner()
+    toolset = Toolset(builtin_tools(), FixedHost(hooks=Runner()))
     context = make_context_factory(tmp_path)
     call = ToolCall(id="c1", function=FunctionBody(name="ReadFile", arguments=json.dumps({"path": "blocked"})))
     outcome = await toolset.handle(call, context)

@@ -11,14 +11,16 @@ front end is listening.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ..config import TEST_PROVIDER_TYPES, Config, ConfigError, LoadedConfig, ResolvedModel, resolve_model
+from ..front_end import DEFAULT_FRONT_END, FrontEnd, QuestionSupport
 from ..kaos.base import Kaos
 from ..kaos.tasks import TaskTable
 from ..llm.errors import ChatProviderError, is_context_overflow, is_retryable
@@ -27,7 +29,7 @@ from ..permissions.rules import Rules
 from ..sandbox.session import SessionSandbox
 from ..sessions import Session, shorten_title
 from ..tools import DeferredTool, deferred_builtin_tools
-from ..tools.base import SubagentLauncher, Tool, ToolContext
+from ..tools.base import SubagentLauncher, Tool, ToolContext, ToolEnv
 from ..tools.plan import EXIT as EXIT_PLAN_MODE
 from ..util.child_env import pass_env
 from ..wire.file import WireRecorder
@@ -58,26 +60,18 @@ from .context import Context
 from .errors import LLMNotSet, LLMNotSupported, NoTurnInProgress, TurnInProgress
 from .hook_points import NO_HOOKS, HookRunner
 from .messages import system_note, user_message
-from .plan_file import ensure_plan, plan_file_path, release_plan
+from .plan_file import plan_file_path
 from .prompt import PromptBuilder, PromptInputs, default_prompt, format_skills, with_client_prompt
 from .services import TurnService
+from .session_controls import SessionControls
 from .session_lock import TurnLock
 from .slash import CommandProvider, SlashRegistry, parse_slash
-from .slash_commands import NestedTurn, run_slash_command
+from .slash_commands import BUILTIN_COMMANDS, run_slash_command
 from .step import run_step
 from .stream import MessageStream
 from .titles import ask_for_title, first_exchange
 from .toolset import ToolOutcome, Toolset
-from .turn import (
-    INTERNAL_SIGNALS,
-    CommandsChanged,
-    FromUser,
-    ModeChanged,
-    ModelChanged,
-    SandboxChanged,
-    TitleChanged,
-    TurnResult,
-)
+from .turn import INTERNAL_SIGNALS, CommandsChanged, FromUser, ModeChanged, NestedTurn, TitleChanged, TurnResult
 from .undo import Checkpoints
 from .usage import UsageMeter
 
@@ -91,7 +85,6 @@ RETRY_AFTER_CAP_S = 60.0
 SESSION_END_WAIT_S = 5.0  # SessionEnd hooks at close: bounded, the process may be exiting
 TITLE_MAX_ATTEMPTS = 2  # model requests for a session's title, failed ones included
 TITLE_TIMEOUT_S = 60.0
-LEGACY_THINKING_SUFFIX = ",thinking"  # older model picker values were `<alias>,thinking`
 PLAN_MODE_REMINDER = (
     "<system-reminder>Plan mode is on. You MUST NOT make any edits (with the exception of the plan file "
     "below), run non-readonly tools, or otherwise change the system; this supersedes any other instruction.\n"
@@ -104,8 +97,13 @@ PLAN_MODE_REMINDER = (
 class AgentCore:
     """One session's agent: open it for a session (`AgentCore.open`), then drive it with `run_turn`.
 
-    Between turns it holds no open files, so a server can keep thousands of idle sessions.
+    It keeps the turn (run, cancel, steer, close); the session's settings are its `controls`
+    (core/session_controls.py). Between turns it holds no open files, so a server can keep
+    thousands of idle sessions.
     """
+
+    # A subagent's core (subagents/child.py) works for the model: its controls refuse every change.
+    refuses_settings: ClassVar[bool] = False
 
     @classmethod
     def open(cls, *, session: Session, loaded_config: LoadedConfig, kaos: Kaos, **options: Any) -> AgentCore:
@@ -133,6 +131,8 @@ class AgentCore:
         extra_dirs: Sequence[Path] = (),
         sandbox: SessionSandbox | None = None,
         checkpoints: Checkpoints | None = None,
+        front_end: FrontEnd = DEFAULT_FRONT_END,
+        approvals: Approvals | None = None,
     ) -> None:
         """`tools` and `system_prompt` come from an agent file (`kimi_acp/agent_file.py`); by default
         the session has every built-in tool and the default prompt. `commands` adds slash commands
@@ -142,6 +142,9 @@ class AgentCore:
         the session's own, from the config's `[sandbox]`, which closes with it.
         `checkpoints`: what /undo restores from (core/undo.py); a subagent records into its root's
         turn and begins none of its own.
+        `front_end`: what the front end supports and the modes it starts in (kimi_acp/front_end.py);
+        `approvals`: a subagent's, made from its root's (by default the session's own, from the
+        config's `[permissions]` and `front_end`).
         `context` is the session's history as read (`Context.load`): constructing a core does no
         I/O; `open` reads the history and starts a new session's file."""
         self.session = session
@@ -152,18 +155,20 @@ class AgentCore:
         self.stream.subscribe(self._record)
         self.context = context
         self._turn_lock = TurnLock(session.dir)
-        self.approvals = Approvals(session, self.stream.send)
-        self.approvals.rules = Rules.from_config(loaded_config.config)
-        self.approvals.default_always_ask = loaded_config.config.permissions.always_ask
-        self.toolset = Toolset(list(tools) if tools is not None else deferred_builtin_tools())
-        self.toolset.plan_mode = lambda: self.plan_mode
-        self.toolset.plan_file = self.plan_file_path
-        self.toolset.model_capabilities = lambda: m.capabilities if (m := self.resolved_model()) else frozenset()
-        self.toolset.services = lambda: self.config.services
-        self.model_alias = model_alias or self._stored_model(session, loaded_config.config)
-        self.thinking = thinking if thinking is not None else session.state.thinking
+        self._front_end = front_end
+        config = loaded_config.config
+        self.approvals = approvals if approvals is not None else Approvals(
+            session,
+            self.stream.send,
+            rules=Rules.from_config(config),
+            runtime_yolo=config.default_yolo if front_end.yolo is None else front_end.yolo,
+            runtime_afk=front_end.afk,
+            default_always_ask=config.permissions.always_ask if front_end.always_ask is None else front_end.always_ask,
+        )
+        self.toolset = Toolset(list(tools) if tools is not None else deferred_builtin_tools(), host=self)
         self.max_steps_override = max_steps_per_turn
         self._provider: ChatProvider | None = None
+        self._retired_providers: list[ChatProvider] = []  # replaced while a turn may still use them
         self.usage = UsageMeter(session)  # what its model requests used (a subagent's core: its root's)
         # The session id the provider is told (prompt cache key; the scripted test model's queue);
         # a subagent uses its root's, so a scripted run plays one list of replies for the whole tree.
@@ -177,9 +182,24 @@ class AgentCore:
         self.tasks = TaskTable(session.dir / "tasks")  # background tasks: outlive turns, not the session
         self.services.append(self.tasks)
         # Where Shell commands run (kimi_acp/sandbox); after the tasks: they are killed before its temp dir goes.
-        self.sandbox = sandbox if sandbox is not None else SessionSandbox(session, loaded_config.config.sandbox)
+        self.sandbox = sandbox if sandbox is not None else SessionSandbox(session, config.sandbox, runtime_mode=front_end.sandbox)
         if sandbox is None:
             self.services.append(self.sandbox)  # the one-time "no sandbox here" notice; closes the temp dir
+        self.controls = SessionControls(
+            session=session,
+            config=config,
+            stream=self.stream,
+            approvals=self.approvals,
+            sandbox=self.sandbox,
+            model_alias=model_alias,
+            thinking=thinking,
+            extra_dirs=extra_dirs,
+            refusing=self.refuses_settings,
+            on_model_change=self._retire_provider,
+            after_status=self._close_idle_files,
+        )
+        # extra_dirs the system prompt does not mention (a resumed session): tell the model at the next turn
+        self.controls.dirs_changed = bool(extra_dirs) and not context.is_new
         self._records_turns = checkpoints is None
         self.checkpoints = checkpoints or Checkpoints(
             session.dir / "undo", loaded_config.config.undo, lambda: [self.work_dir, *self.workspace_dirs()]
@@ -188,15 +208,11 @@ class AgentCore:
         # subagent's own core has none, and without one the Agent tool is not offered.
         self.subagents: SubagentLauncher | None = None
         self.toolset.hidden.add("Agent")
-        self.slash = SlashRegistry()  # the built-ins, and skills/flows from `commands`
+        self.slash = SlashRegistry(BUILTIN_COMMANDS)  # the built-ins, and skills/flows from `commands`
         for provider in commands:
             self.slash.add_provider(provider)
         self.prompt_builder: PromptBuilder = system_prompt or default_prompt
-        self.extra_dirs: list[Path] = list(extra_dirs)  # see set_extra_dirs
-        # extra_dirs the system prompt does not mention (a resumed session): tell the model at the next turn
-        self._dirs_note = bool(self.extra_dirs) and not self.context.is_new
         self.hooks: HookRunner = NO_HOOKS  # a front end attaches the engine (kimi_acp/hooks.py)
-        self.toolset.hook_runner = lambda: self.hooks
         self._hook_source = "startup" if self.context.is_new else "resume"  # for SessionStart
         self._session_started = False
         self._user_rejected = False  # the last agent loop ended on a tool call the user refused
@@ -210,21 +226,6 @@ class AgentCore:
         if self.config.default_plan_mode and not self.session.state.plan_mode:
             self.session.state.plan_mode = True
             self.session.save_state()
-
-    @staticmethod
-    def _stored_model(session: Session, config: Config) -> str | None:
-        """The session's own model choice, unless it was removed from the config since."""
-        alias = session.state.model
-        base = alias[: -len(LEGACY_THINKING_SUFFIX)] if alias and alias.endswith(LEGACY_THINKING_SUFFIX) else None
-        if alias and alias not in config.models and base in config.models:
-            session.state.model = base  # an older picker value: the alias, with thinking on
-            if session.state.thinking is None:
-                session.state.thinking = True
-            return base
-        if alias and alias not in config.models:
-            log.warning("session %s: model %r is no longer configured; using the default", session.id, alias)
-            return None
-        return alias or None
 
     # ------------------------------------------------------------------ properties
 
@@ -245,54 +246,42 @@ class AgentCore:
         return self.session.state.plan_mode
 
     @property
+    def front_end(self) -> FrontEnd:
+        """What the front end supports and the modes it started in (kimi_acp/front_end.py)."""
+        return self._front_end
+
+    @property
     def max_steps(self) -> int:
         return self.max_steps_override or self.config.loop_control.max_steps_per_turn
 
     def resolved_model(self) -> ResolvedModel | None:
-        try:
-            return resolve_model(self.config, self.model_alias)
-        except ConfigError:
-            return None
+        return self.controls.resolved_model()
 
     @property
     def max_context_size(self) -> int | None:
         resolved = self.resolved_model()
         return resolved.model.max_context_size if resolved else None
 
-    # ------------------------------------------------------------------ controls
+    def tool_env(self) -> ToolEnv:
+        """The session as its tools see it now (a `core/toolset.ToolsetHost` method)."""
+        resolved = self.controls.resolved_model()
+        return ToolEnv(self._front_end, resolved.capabilities if resolved else frozenset(), self.config.services)
 
-    def set_yolo(self, on: bool, *, announce: bool = True) -> None:
-        """Turn yolo on/off (persisted). `announce` tells front ends the agent changed it itself."""
-        if self.approvals.yolo != on:
-            self.approvals.set_yolo(on)
-            if announce:
-                self.stream.send(ModeChanged(yolo=on, plan_mode=self.plan_mode))
-
-    def set_afk(self, on: bool) -> None:
-        """Turn afk on/off (persisted): tool calls approved, questions dismissed (nobody is there)."""
-        self.approvals.set_afk(on)
+    def client_declared(self, *, questions: QuestionSupport, plan_mode: bool) -> None:
+        """A Wire client says what it can show at `initialize`, which comes when the client likes
+        (after the core is built, perhaps twice): the front end's description is replaced whole."""
+        self._front_end = dataclasses.replace(self._front_end, questions=questions, plan_mode=plan_mode)
 
     # ------------------------------------------------------------------ workspace, prompt, commands
 
     def workspace_dirs(self) -> list[Path]:
-        """Directories the tools treat as inside the workspace besides the work dir: the session's
-        own (`/add-dir`, in state.json) and this process's (`extra_dirs`)."""
-        dirs = [Path(d) for d in self.session.state.additional_dirs]
-        dirs += [d for d in self.extra_dirs if d not in dirs]
-        return dirs
+        """Directories the tools treat as inside the workspace besides the work dir (`SessionControls.workspace_dirs`)."""
+        return self.controls.workspace_dirs()
 
     def readable_dirs(self) -> list[Path]:
         """Where the tools read without asking besides the workspace: the skills' directories and
         the plan file (tools/base.ToolContext.may_read adds the system temp dir)."""
         return [*(Path(s.path).parent for s in self.slash.skills()), self.plan_file_path()]
-
-    def set_extra_dirs(self, dirs: Sequence[Path]) -> None:
-        """This process's workspace directories (an ACP client's roots on load/resume); the model
-        is told of a change at the next turn."""
-        dirs = list(dirs)
-        if dirs != self.extra_dirs:
-            self.extra_dirs = dirs
-            self._dirs_note = True
 
     def fresh_system_prompt(self) -> str:
         """The system prompt built now (new session, /clear, compaction)."""
@@ -320,7 +309,7 @@ class AgentCore:
         skills = tuple(self.slash.skills())
         if self.context.system_prompt is None:
             self.context.start(self.fresh_system_prompt())
-            self._told_skills, self._dirs_note = skills, False
+            self._told_skills, self.controls.dirs_changed = skills, False
         if self._told_skills is None:  # a resumed session: which skills does its frozen prompt list?
             prompt = self.context.system_prompt or ""
             self._told_skills = skills if all(s.path in prompt for s in skills) else ()
@@ -328,8 +317,8 @@ class AgentCore:
         if skills != self._told_skills:
             self._told_skills = skills
             notes.append("The available skills have changed.\n" + format_skills(skills))
-        if self._dirs_note:
-            self._dirs_note = False
+        if self.controls.dirs_changed:
+            self.controls.dirs_changed = False
             dirs = "\n".join(f"- {d}" for d in self.workspace_dirs()) or "(none)"
             notes.append(f"The workspace directories besides the working directory are now:\n{dirs}")
         if notes:
@@ -352,67 +341,9 @@ class AgentCore:
         final = last.text() if last is not None and last.role == "assistant" else ""
         return NestedTurn(result, final, rejected=self._user_rejected)
 
-    def set_plan_mode(self, on: bool, *, announce: bool = True) -> None:
-        """Turn plan mode on/off; persisted and recorded as StatusUpdate(plan_mode).
-
-        Turning it on gives the round its plan file (state.json `plan_session_id`/`plan_slug`),
-        turning it off forgets them, so the next round starts a fresh plan (as Kimi does)."""
-        changed = self.session.state.plan_mode != on
-        if changed:
-            self.session.state.plan_mode = on
-            if on:
-                ensure_plan(self.session)
-            else:
-                release_plan(self.session)
-            self.session.save_state()
-        self.stream.send(StatusUpdate(plan_mode=on))
-        if changed and announce:
-            self.stream.send(ModeChanged(yolo=self.approvals.yolo, plan_mode=on))
-        if not self.busy:
-            self.recorder.close()
-
     def plan_file_path(self) -> Path:
         """The plan file of the current planning round (`core/plan_file.py`)."""
         return plan_file_path(self.session)
-
-    async def set_model(self, alias: str, thinking: bool | None, *, announce: bool = False) -> None:
-        """Switch this session's model (validated); persisted in the session only. `announce` tells
-        front ends the agent changed it itself (`/model`), so their pickers follow."""
-        resolve_model(self.config, alias)  # raises ConfigError for an unknown alias
-        old, self._provider = self._provider, None
-        self.model_alias = alias
-        self.thinking = thinking
-        self.session.state.model = alias
-        self.session.state.thinking = thinking
-        self.session.save_state()
-        if old is not None:
-            await old.aclose()
-        if announce:
-            self.stream.send(ModelChanged(alias, thinking))
-
-    async def set_thinking(self, on: bool | None, *, announce: bool = False) -> None:
-        """Thinking on or off from the next model request (None: the config's default); persisted
-        in the session only, the model unchanged."""
-        old, self._provider = self._provider, None
-        self.thinking = on
-        self.session.state.thinking = on
-        self.session.save_state()
-        if old is not None:
-            await old.aclose()
-        if announce:
-            self.stream.send(ModelChanged(self.model_alias, on))
-
-    def set_sandbox(self, mode: str, *, announce: bool = False) -> None:
-        """This session's sandbox mode, from the next command (persisted in the session); ValueError
-        for an unknown one. `announce` tells front ends the agent changed it itself (`/sandbox`)."""
-        self.sandbox.set_mode(mode)
-        if announce:
-            self.stream.send(SandboxChanged(self.sandbox.mode))
-
-    def rename(self, title: str) -> None:
-        """A title the user chose (`/rename`): kept, never replaced by a generated one."""
-        self.session.state.title_generated = True
-        self._set_title(title)
 
     async def generate_title(self) -> str | None:
         """Ask the session's model for a short title (after a turn), save it and announce it.
@@ -436,10 +367,8 @@ class AgentCore:
         except Exception as exc:  # a title is a nicety: the session goes on without one
             log.warning("session %s: no title from the model: %s", self.session.id, exc)
             return None
-        if title is None or self.session.state.title_generated:  # nothing usable, or renamed meanwhile
-            return None
-        self.session.state.title_generated = True
-        self._set_title(title)
+        if title is None or not self.controls.name_automatically(title, generated=True):
+            return None  # nothing usable, or renamed meanwhile
         return title
 
     def request_system_prompt(self) -> str:
@@ -507,9 +436,8 @@ class AgentCore:
                 await service.aclose()
             except Exception:
                 log.exception("closing %s failed", type(service).__name__)
-        if self._provider is not None:
-            await self._provider.aclose()
-            self._provider = None
+        self._retire_provider()
+        await self._close_retired_providers()
 
     # ------------------------------------------------------------------ turn
 
@@ -569,8 +497,8 @@ class AgentCore:
                 user_input = outcome.user_input  # /init, /skill:<name>: the prompt it expands into
             provider = self.require_provider()
             self._check_capabilities(user_input, provider)
-            if not self.session.state.custom_title and slash is None:
-                self._set_title(shorten_title(text) if text.strip() else "Untitled")
+            if slash is None:
+                self.controls.name_automatically(shorten_title(text) if text.strip() else "Untitled", generated=False)
             if self._records_turns:  # from here on the turn can be undone (core/undo.py)
                 await self.checkpoints.begin_turn(text, self.context.path)
             self.context.checkpoint()
@@ -585,6 +513,7 @@ class AgentCore:
             for request in list(self._requests.values()):
                 request.resolve(None)
             await self._end_checkpoint()
+            await self._close_retired_providers(at_turn_end=True)
             self.stream.send(TurnEnd())
             self.usage.save()
             self._close_files()  # flushed and closed: idle sessions keep no file descriptors
@@ -729,7 +658,7 @@ class AgentCore:
             send_request=self.send_request,
             additional_dirs=self.workspace_dirs(),
             tool_name=tool_name,
-            plan=self,
+            plan=self.controls,
             tasks=self.tasks,
             subagents=self.subagents,
             readable=self.readable_dirs(),
@@ -779,7 +708,7 @@ class AgentCore:
         if self._provider is not None:
             return self._provider
         try:
-            resolved = resolve_model(self.config, self.model_alias)
+            resolved = resolve_model(self.config, self.controls.model_alias)
         except ConfigError as exc:
             raise LLMNotSet(str(exc)) from None
         if resolved is None:
@@ -788,9 +717,29 @@ class AgentCore:
             raise LLMNotSet(f"LLM is not set: model '{resolved.alias}' needs a base_url and a model name")
         from ..llm import create_provider
 
-        thinking = self.thinking if self.thinking is not None else self.config.default_thinking
+        thinking = self.controls.wanted_thinking()
         self._provider = create_provider(resolved, thinking=thinking, session_id=self.provider_session_id)
         return self._provider
+
+    def _retire_provider(self) -> None:
+        """The model or thinking changed: the next request makes a new provider. The old one may be
+        in use by the running turn, so it is closed when the turn ends (or with the core)."""
+        if self._provider is not None:
+            self._retired_providers.append(self._provider)
+            self._provider = None
+
+    async def _close_retired_providers(self, *, at_turn_end: bool = False) -> None:
+        """Close the providers `_retire_provider` kept; at a turn's end a cancel cannot stop the
+        TurnEnd that must follow."""
+        retired, self._retired_providers = self._retired_providers, []
+        for provider in retired:
+            try:
+                await provider.aclose()
+            except asyncio.CancelledError:
+                if not at_turn_end:
+                    raise
+            except Exception:
+                log.exception("closing a chat provider failed")
 
     def _check_capabilities(self, user_input: UserInput, provider: ChatProvider) -> None:
         if isinstance(user_input, str):
@@ -811,10 +760,11 @@ class AgentCore:
 
     # ------------------------------------------------------------------ helpers
 
-    def _set_title(self, title: str) -> None:
-        self.session.state.custom_title = title
-        self.session.save_state()
-        self.stream.send(TitleChanged(title))
+    def _close_idle_files(self) -> None:
+        """Something was recorded between turns (a StatusUpdate of the session's controls): idle
+        sessions keep no file open."""
+        if not self.busy:
+            self.recorder.close()
 
     def say(self, text: str) -> None:
         """Show text from the agent itself (slash command output) as an assistant chunk."""

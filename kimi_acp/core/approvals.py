@@ -37,17 +37,28 @@ SUBAGENT_REFUSED = "A subagent cannot change the user's session ({what}): only t
 
 
 class Approvals:
-    def __init__(self, session: Session, send: Callable[[Any], None]) -> None:
+    def __init__(
+        self,
+        session: Session,
+        send: Callable[[Any], None],
+        *,
+        rules: Rules | None = None,
+        runtime_yolo: bool = False,
+        runtime_afk: bool = False,
+        default_always_ask: bool = False,
+    ) -> None:
+        """`rules`: the config's [permissions]; the rest are this process's modes (the front end's
+        `FrontEnd`, kimi_acp/front_end.py), never persisted."""
         self._session = session
         self._send = send
         self._pending: dict[str, ApprovalRequest] = {}
         # Of each pending request that "approve for session" may settle: its scope (None: the bare action).
         self._scopes: dict[str, Scope | None] = {}
         self.turn_id: str | None = None  # source_id of requests made during the current turn
-        self.runtime_yolo = False  # `--yolo` / `yolo=True`: this process only, not persisted
-        self.runtime_afk = False  # `--afk`: this process only, not persisted
-        self.rules = Rules()  # the config's [permissions]; the core sets them (core/agent_core.py)
-        self.default_always_ask = False  # `--always-ask`, else the config's `[permissions] always_ask`
+        self.runtime_yolo = runtime_yolo  # `--yolo` / `yolo=True`: this process only, not persisted
+        self.runtime_afk = runtime_afk  # `--afk`: this process only, not persisted
+        self.rules = rules if rules is not None else Rules()
+        self.default_always_ask = default_always_ask  # `--always-ask`, else the config's `[permissions] always_ask`
 
     # ------------------------------------------------------------------ state
 
@@ -228,11 +239,10 @@ class _SubagentApprovals(Approvals):
         self, root: Approvals, agent_id: str, subagent_type: str, description: str, background: bool,
         send: Callable[[Any], None],
     ) -> None:
-        super().__init__(root._session, send)
+        super().__init__(root._session, send, rules=root.rules)
         self._root = root
         self._pending = root._pending  # "approve for session" settles the root's and the subagents' alike
         self._scopes = root._scopes
-        self.rules = root.rules
         self._agent_id, self._subagent_type, self._description = agent_id, subagent_type, description
         self._background = background
         self._source_id = uuid.uuid4().hex

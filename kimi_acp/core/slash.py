@@ -1,9 +1,10 @@
-"""Slash commands: parsing, and the one registry that every list of commands is read from.
+"""Slash commands: what a command is, parsing, and the one registry every list of commands is read from.
 
 Wire `initialize.slash_commands`, ACP `available_commands_update` and `/help` all read a session's
-`SlashRegistry`, so they list exactly the commands that run. The built-in commands are declared here
-(what they do is in `slash_commands.py`); feature modules (skills, flows) add theirs through a
-`CommandProvider` that a front end plugs in — the core never imports them.
+`SlashRegistry`, so they list exactly the commands that run. A command is declared where it is
+implemented, by one decorator (`CommandTable.command`): the built-ins in `slash_commands.py`;
+feature modules (skills, flows) add theirs through a `CommandProvider` that a front end plugs in —
+the core never imports them.
 
 Standard library only: the early Wire `initialize` answer reads the built-in list before anything
 heavy is loaded.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from .prompt import SkillSummary
@@ -23,11 +24,12 @@ if TYPE_CHECKING:
 _SLASH_RE = re.compile(r"^/([A-Za-z0-9_-]+(?::[A-Za-z0-9_-]+)*)(?=\s|$)")
 COMMAND_NAME_RE = re.compile(r"[A-Za-z0-9_-]+(?::[A-Za-z0-9_-]+)*")
 
-# A provider command's handler: `await handler(host, args)` with the session's agent (a
-# `slash_commands.SlashHost`) and the text after the name. It returns what `run_slash_command`
-# returns: a `TurnResult` (the command is the whole turn) or a `SlashPrompt` (the turn goes on as a
-# normal prompt with that user message).
+# A command's handler: `await handler(host, args)` with the session's agent (a
+# `slash_host.SlashHost`) and the text after the name. The command is the whole turn (it returns
+# None, finished, or its `TurnResult`), or the turn goes on as a normal prompt with the user
+# message of the `SlashPrompt` it returns.
 Handler = Callable[[Any, str], Awaitable[Any]]
+H = TypeVar("H", bound=Handler)
 
 
 @dataclass(frozen=True)
@@ -36,48 +38,31 @@ class SlashCommand:
     description: str
     aliases: tuple[str, ...] = field(default_factory=tuple)
     hint: str | None = None  # shown by ACP clients as the input placeholder
-    handler: Handler | None = field(default=None, compare=False)  # None: a built-in (slash_commands.py)
+    handler: Handler | None = field(default=None, compare=False)
 
 
-BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
-    SlashCommand("init", "Analyze the codebase and generate an `AGENTS.md` file"),
-    SlashCommand(
-        "compact",
-        "Compact the context (optionally with a custom focus, e.g. /compact keep db discussions)",
-        hint="optional focus for the summary",
-    ),
-    SlashCommand("clear", "Clear the context", aliases=("reset",)),
-    SlashCommand("yolo", "Toggle YOLO mode (auto-approve all actions)"),
-    SlashCommand("afk", "Toggle afk mode (auto-dismiss AskUserQuestion, auto-approve tool calls)"),
-    SlashCommand("plan", "Toggle plan mode. Usage: /plan [on|off|view|clear]", hint="on | off | view | clear"),
-    SlashCommand(
-        "add-dir",
-        "Add a directory to the workspace. Usage: /add-dir <path>. Run without args to list added dirs",
-        hint="directory to add (none: list them)",
-    ),
-    SlashCommand("export", "Export current session context to a markdown file", hint="optional output file"),
-    SlashCommand("import", "Import context from a file or session ID", hint="file path or session id"),
-    SlashCommand(
-        "model",
-        "Switch this session's model. Usage: /model [alias]. Run without args to list the models",
-        hint="model alias (none: list them)",
-    ),
-    SlashCommand("thinking", "Turn the model's thinking on or off for this session. Usage: /thinking on|off", hint="on | off"),
-    SlashCommand("rename", "Give this session a title. Usage: /rename <title>", hint="new title"),
-    SlashCommand(
-        "sandbox",
-        "Run Shell commands in an OS sandbox, or not. Usage: /sandbox [off|workspace-write|read-only]. Run without args to see the mode",
-        hint="off | workspace-write | read-only",
-    ),
-    SlashCommand(
-        "undo",
-        "Take back the last turn (or N): restore the files it changed and remove it from the conversation. "
-        "Usage: /undo [N] [--force] [--dry-run]",
-        hint="N turns (default 1), --force, --dry-run",
-    ),
-        SlashCommand("help", "List the slash commands and skills you can use"),
-)
-COMMANDS = BUILTIN_COMMANDS  # the name older callers import
+class CommandTable:
+    """Commands declared on their handlers, in the order they are declared:
+
+        @table.command("clear", "Clear the context", aliases=("reset",))
+        async def _clear(core, args): ...
+
+    so a command cannot be listed without running, nor run without being listed."""
+
+    def __init__(self) -> None:
+        self._commands: list[SlashCommand] = []
+
+    def command(self, name: str, description: str, *, aliases: tuple[str, ...] = (), hint: str | None = None) -> Callable[[H], H]:
+        def declare(handler: H) -> H:
+            if any(name == c.name or name in c.aliases for c in self._commands):
+                raise ValueError(f"slash command /{name} is declared twice")
+            self._commands.append(SlashCommand(name, description, aliases, hint, handler))
+            return handler
+
+        return declare
+
+    def commands(self) -> tuple[SlashCommand, ...]:
+        return tuple(self._commands)
 
 
 class CommandProvider(Protocol):
@@ -105,9 +90,10 @@ class CommandProvider(Protocol):
 
 
 class SlashRegistry:
-    """The commands of one session: the built-ins first, then each provider's, names unique."""
+    """The commands of one session: the built-ins first (`slash_commands.BUILTIN_COMMANDS`), then
+    each provider's, names unique."""
 
-    def __init__(self, builtins: Sequence[SlashCommand] = BUILTIN_COMMANDS) -> None:
+    def __init__(self, builtins: Sequence[SlashCommand]) -> None:
         self._builtins = tuple(builtins)
         self._providers: list[CommandProvider] = []
 
@@ -184,9 +170,9 @@ def parse_slash(text: str) -> tuple[str, str] | None:
     return match.group(1), text[match.end():].strip()
 
 
-def find_command(name: str) -> SlashCommand | None:
-    """A built-in command by name or alias."""
-    for command in BUILTIN_COMMANDS:
-        if name == command.name or name in command.aliases:
-            return command
-    return None
+def strip_quotes(text: str) -> str:
+    """A command's argument without the quotes around it (`/rename "My title"`)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1].strip()
+    return text

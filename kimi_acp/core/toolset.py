@@ -12,12 +12,13 @@ files all see it after that.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -25,7 +26,7 @@ from ..errors import PermissionDenied
 from ..llm.types import ToolSpec
 from ..permissions.redaction import scrubbed
 from ..tools import DeferredTool
-from ..tools.base import Tool, ToolContext, ToolRejectedError, real_path, tool_error
+from ..tools.base import DEFAULT_TOOL_ENV, Tool, ToolContext, ToolEnv, ToolRejectedError, real_path, tool_error
 from ..tools.external import ExternalTool, SchemaTool
 from ..util import secrets
 from ..wire.serde import describe_validation_error
@@ -57,48 +58,70 @@ def rejection_result(feedback: str | None) -> ToolReturnValue:
     return tool_error(REJECTED_MESSAGE, brief="Rejected by user")
 
 
+class ToolsetHost(Protocol):
+    """What a session's tools depend on besides one call (AgentCore implements it); read at each
+    use, so the toolset is built once and never pointed anywhere afterwards."""
+
+    @property
+    def plan_mode(self) -> bool: ...
+
+    @property
+    def hooks(self) -> HookRunner: ...
+
+    def plan_file_path(self) -> Path | None: ...
+
+    def tool_env(self) -> ToolEnv:
+        """The front end's support, the model's capabilities, the config's `[services]` now."""
+        ...
+
+
+@dataclass
+class FixedHost:
+    """A `ToolsetHost` of plain values: a toolset outside a session (tests, a tool run alone)."""
+
+    plan_mode: bool = False
+    plan_file: Path | None = None
+    hooks: HookRunner = NO_HOOKS
+    env: ToolEnv = field(default=DEFAULT_TOOL_ENV)
+
+    def plan_file_path(self) -> Path | None:
+        return self.plan_file
+
+    def tool_env(self) -> ToolEnv:
+        return self.env
+
+
 class Toolset:
     """A session's tools by name. Built-ins may come as `DeferredTool`s: each is created the
-    first time it is needed (`get`, `specs`), so opening a session imports no tool module."""
+    first time it is needed (`get`, `specs`), so opening a session imports no tool module.
 
-    def __init__(self, tools: Iterable[Tool | DeferredTool]) -> None:
+    `host` is the session (plan mode, the plan file, the hooks, the `ToolEnv`); a toolset without
+    one is outside any session."""
+
+    def __init__(self, tools: Iterable[Tool | DeferredTool], host: ToolsetHost | None = None) -> None:
         self._tools: dict[str, Tool | SchemaTool | DeferredTool] = {t.name: t for t in tools}
         self._builtin_names = frozenset(self._tools)
         self._mcp_names: set[str] = set()
+        self._host: ToolsetHost = host if host is not None else FixedHost()
         self.hidden: set[str] = set()
-        self.plan_mode = lambda: False  # the core points this at the session's plan mode
-        self.plan_file: Callable[[], Path | None] = lambda: None  # and this at its plan file
-        self.hook_runner: Callable[[], HookRunner] = lambda: NO_HOOKS  # and this at its hooks
-        # and this at its model's capabilities; tools that depend on them (ReadMediaFile) read them here
-        self.model_capabilities: Callable[[], frozenset[str]] = frozenset
-        # and this at its config's `[services]` (SearchWeb, FetchURL: Kimi's web services)
-        self.services: Callable[[], Any] = lambda: None
-        for tool in self._tools.values():
-            if not isinstance(tool, DeferredTool):
-                self._adopt(tool)
-
-    def _adopt(self, tool: Tool | SchemaTool) -> None:
-        if hasattr(tool, "model_capabilities"):
-            tool.model_capabilities = lambda: self.model_capabilities()  # type: ignore[union-attr]
-        if hasattr(tool, "services"):
-            tool.services = lambda: self.services()  # type: ignore[union-attr]
 
     def get(self, name: str) -> Tool | SchemaTool | None:
         tool = self._tools.get(name)
         if isinstance(tool, DeferredTool):
             tool = self._tools[name] = tool.create()
-            self._adopt(tool)
         return tool
 
     def names(self) -> list[str]:
         return list(self._tools)
 
     def specs(self) -> list[ToolSpec]:
-        """What the model is offered. A tool whose `listed` is False (its front end cannot serve it,
-        e.g. AskUserQuestion for a Wire client without questions) is left out but stays callable, so
-        a call gets the tool's own answer; a `hidden` one is gone altogether."""
+        """What the model is offered: each tool's `offer` for the session's `ToolEnv`. A tool not
+        offered (its front end cannot serve it, e.g. AskUserQuestion for a Wire client without
+        questions) stays callable, so a call gets the tool's own answer; a `hidden` one is gone
+        altogether."""
+        env = self._host.tool_env()
         tools = [self.get(name) for name in list(self._tools) if name not in self.hidden]
-        return [t.spec() for t in tools if t is not None and getattr(t, "listed", True)]
+        return [spec for t in tools if t is not None and (spec := t.offer(env)) is not None]
 
     def replace(self, tool: Tool) -> None:
         """Swap a built-in for another implementation with the same name (e.g. a client terminal)."""
@@ -145,7 +168,7 @@ class Toolset:
         tool_input = self._hook_input(call)
         if tool_input is None:
             return _redacted(await self._handle(call, make_context))
-        hooks = self.hook_runner()
+        hooks = self._host.hooks
         fields: dict[str, Any] = {"tool_name": name, "tool_input": tool_input, "tool_call_id": call.id}
         verdict = await hooks.run("PreToolUse", name, fields)
         if verdict.blocked:
@@ -184,8 +207,8 @@ class Toolset:
             return ToolOutcome(
                 call, tool_error("Error parsing JSON arguments: expected a JSON object", brief="Invalid arguments")
             )
-        ctx = make_context(name)
-        if name in PLAN_MODE_BLOCKED and self.plan_mode():
+        ctx = dataclasses.replace(make_context(name), env=self._host.tool_env())
+        if name in PLAN_MODE_BLOCKED and self._host.plan_mode:
             refusal = self._plan_mode_gate(arguments, ctx)
             if refusal is not None:
                 return ToolOutcome(call, refusal)
@@ -222,7 +245,7 @@ class Toolset:
     def _plan_mode_gate(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolReturnValue | None:
         """Plan mode: a write to the plan file runs, approved without asking (as in Kimi); any other
         file change is refused with where the plan belongs."""
-        plan = self.plan_file()
+        plan = self._host.plan_file_path()
         raw = arguments.get("path")
         if plan is not None and isinstance(raw, str) and raw and real_path(ctx.resolve(raw)) == real_path(plan):
             ctx.approver = _PLAN_FILE_APPROVER

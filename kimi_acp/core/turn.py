@@ -1,4 +1,4 @@
-"""Who a turn comes from, what it ends with, and the internal signals that ride the message stream beside it.
+"""Who a turn comes from, what it ends with (a slash command's too), and the internal signals that ride the message stream beside it.
 
 Kept apart from `agent.py` so the modules the turn loop calls (slash commands, compaction) can name
 these without importing the agent itself.
@@ -32,11 +32,31 @@ class TurnResult:
 
 
 @dataclass(frozen=True)
+class SlashPrompt:
+    """A slash command expands into a prompt: the turn goes on with this user message for the model."""
+
+    user_input: UserInput
+
+
+@dataclass(frozen=True)
+class NestedTurn:
+    """What a turn run inside a slash command reports (a flow node): how it ended and the model's
+    last reply."""
+
+    result: TurnResult
+    final_text: str
+    rejected: bool = False  # it ended on a tool call the user refused (a flow stops there)
+
+
+@dataclass(frozen=True)
 class ModeChanged:
-    """Internal (not a Wire message): yolo or plan mode changed, e.g. by a slash command."""
+    """Internal (not a Wire message): a mode changed (yolo, plan, always-ask or afk), whoever
+    changed it (core/session_controls.py); the fields are the modes now."""
 
     yolo: bool
     plan_mode: bool
+    always_ask: bool = False
+    afk: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,8 +73,8 @@ class CommandsChanged:
 
 @dataclass(frozen=True)
 class ModelChanged:
-    """Internal (not a Wire message): the session's model or thinking changed (`/model`, `/thinking`),
-    so a front end that shows pickers shows the new choice."""
+    """Internal (not a Wire message): the session's model or thinking changed (`/model`, `/thinking`,
+    a picker), so a front end that shows pickers shows the new choice."""
 
     alias: str | None
     thinking: bool | None
@@ -62,8 +82,8 @@ class ModelChanged:
 
 @dataclass(frozen=True)
 class SandboxChanged:
-    """Internal (not a Wire message): the session's sandbox mode changed (`/sandbox`), so a front
-    end that shows pickers shows the new choice."""
+    """Internal (not a Wire message): the session's sandbox mode changed (`/sandbox`, a picker), so
+    a front end that shows pickers shows the new choice."""
 
     mode: str
 

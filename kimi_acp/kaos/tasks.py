@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from ..errors import ToolError
 from ..util.fs import atomic_write_text, make_dirs_below, open_private
+from ..wire.types import BackgroundTaskDisplayBlock
 from .base import CommandSandbox
 from .local import start_shell_command
 from .process_group import DRAIN_AFTER_KILL_S, close_transport, killpg, wait_exit
@@ -78,6 +79,10 @@ class BackgroundTask:
     @property
     def active(self) -> bool:
         return self.status not in TERMINAL
+
+    def display_block(self) -> BackgroundTaskDisplayBlock:
+        """The task as clients draw it (Kimi's `background_task` display block; ACP cards show it too)."""
+        return BackgroundTaskDisplayBlock(task_id=self.id, kind=self.kind, status=self.status, description=self.description)
 
     @property
     def elsewhere(self) -> bool:

@@ -22,9 +22,9 @@ __all__ = [
 
 
 def thinking_effort(resolved: ResolvedModel, thinking: bool | None) -> ThinkingEffort | None:
-    """Kimi's rule: always-thinking models, or thinking requested and supported → "high";
-    an explicit False → "off"; otherwise None (the provider's default)."""
-    if resolved.always_thinking or (thinking and resolved.supports_thinking):
+    """A model that thinks (`ResolvedModel.thinks`) → "high"; an explicit False → "off";
+    otherwise None (the provider's default)."""
+    if resolved.thinks(thinking):
         return "high"
     if thinking is False:
         return "off"

@@ -78,10 +78,11 @@ class Confinement:
 
 
 class SessionSandbox:
-    def __init__(self, session: Session, settings: SandboxSettings | None = None) -> None:
+    def __init__(self, session: Session, settings: SandboxSettings | None = None, *, runtime_mode: str | None = None) -> None:
+        """`runtime_mode`: `--sandbox` of this process, for a session that chose no mode itself."""
         self._session = session
         self.settings = settings or SandboxSettings()
-        self.runtime_mode: str | None = None  # `--sandbox` of this process
+        self.runtime_mode = runtime_mode
         self._temp: Path | None = None
         self._told = False  # the user heard there is no sandbox here
 

@@ -23,7 +23,7 @@ from .flow_graph import Flow, FlowEdge, FlowError, FlowNode, NodeTable
 __all__ = ["Flow", "FlowEdge", "FlowError", "FlowNode", "flow_from_skill", "parse_choice", "parse_mermaid", "run_flow"]
 
 if TYPE_CHECKING:
-    from ..core.slash_commands import SlashHost
+    from ..core.slash_host import SlashHost
 
 DEFAULT_MAX_MOVES = 1000
 

@@ -40,7 +40,8 @@ from .sources import SkillSources, may_have_skills  # noqa: F401  (re-exported)
 if TYPE_CHECKING:
     from ..core.prompt import SkillSummary
     from ..core.slash import SlashCommand
-    from ..core.slash_commands import SlashHost, SlashPrompt
+    from ..core.slash_host import SlashHost
+    from ..core.turn import SlashPrompt
     from ..core.turn import TurnResult
     from .flows import Flow
 
@@ -332,7 +333,7 @@ class SkillProvider:
     @staticmethod
     def _skill_handler(skill: Skill) -> Any:
         async def run(host: SlashHost, args: str) -> TurnResult | SlashPrompt:
-            from ..core.slash_commands import SlashPrompt
+            from ..core.turn import SlashPrompt
             from ..core.turn import TurnResult
 
             try:

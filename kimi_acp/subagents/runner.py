@@ -29,7 +29,6 @@ from ..plugins import attach as attach_plugins
 from ..sessions import child_session
 from ..tools.base import ToolContext, tool_error, tool_ok
 from ..tools.subagent import AgentParams
-from ..tools.tasks import task_display
 from ..wire.file import MessageMerger
 from ..wire.serde import to_envelope
 from ..wire.types import ApprovalResponse, Request, SubagentEvent, ToolReturnValue, WireEnvelope
@@ -173,17 +172,17 @@ class SubagentRunner:
             session=child_session(root.session, run.record.agent_id),
             loaded_config=root.loaded_config,
             kaos=root.kaos,
-            model_alias=run.model or root.model_alias,
-            thinking=root.thinking,
+            model_alias=run.model or root.controls.model_alias,
+            thinking=root.controls.thinking,
             tools=tools,
             system_prompt=spec.prompt_builder(),
             extra_dirs=root.workspace_dirs(),
             sandbox=root.sandbox,  # its commands run in the root session's sandbox
             checkpoints=root.checkpoints,  # its changes are the root turn's, for /undo
-        )
-        child.approvals = root.approvals.for_subagent(
-            agent_id=run.record.agent_id, subagent_type=run.kind.name, description=run.record.description,
-            background=background, send=forward.send_unwrapped,
+            approvals=root.approvals.for_subagent(
+                agent_id=run.record.agent_id, subagent_type=run.kind.name, description=run.record.description,
+                background=background, send=forward.send_unwrapped,
+            ),
         )
         child.hooks = _ChildHooks(root.hooks)
         child.provider_session_id = root.provider_session_id
@@ -242,7 +241,7 @@ class SubagentRunner:
             "The agent runs in the background; you are told when it finishes. Read its report with "
             f"TaskOutput(task_id=\"{task.id}\").",
         ])
-        return tool_ok(text, message="Background agent started.", brief=f"Started {task.id}", display=[task_display(task)])
+        return tool_ok(text, message="Background agent started.", brief=f"Started {task.id}", display=[task.display_block()])
 
 
 def format_result(record: InstanceRecord, run: _Run, final: str) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Typ
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ToolError
+from ..front_end import DEFAULT_FRONT_END, FrontEnd
 from ..kaos.base import Kaos
 from ..llm.types import ToolSpec
 from ..permissions.scope import Scope
@@ -116,7 +117,8 @@ class ChangeRecorder(Protocol):
 
 
 class PlanHost(Protocol):
-    """Plan mode as EnterPlanMode / ExitPlanMode drive it (the core implements it)."""
+    """Plan mode as EnterPlanMode / ExitPlanMode drive it (the session's controls implement it,
+    core/session_controls.py)."""
 
     @property
     def stream(self) -> _MessageSink: ...  # for PlanDisplay
@@ -127,9 +129,24 @@ class PlanHost(Protocol):
     @property
     def plan_mode(self) -> bool: ...
 
-    def set_plan_mode(self, on: bool, *, announce: bool = True) -> None: ...
+    def set_plan_mode(self, on: bool) -> None: ...
 
     def plan_file_path(self) -> Path: ...
+
+
+@dataclass(frozen=True)
+class ToolEnv:
+    """The session as its tools see it, read afresh for each list of tools offered and each call:
+    what the front end supports (`kimi_acp/front_end.py`), what the session's model takes, and the
+    config's `[services]`. A tool that depends on them reads them here (`Tool.offer`,
+    `ToolContext.env`); nothing is set on a tool after it is made."""
+
+    front_end: FrontEnd = DEFAULT_FRONT_END
+    model_capabilities: frozenset[str] = frozenset()
+    services: Any = None  # config.Services, or None (no Kimi web services)
+
+
+DEFAULT_TOOL_ENV = ToolEnv()
 
 
 # Tool results never show the model a secret the agent knows (core/toolset.py redacts them), but a
@@ -164,6 +181,7 @@ class ToolContext:
     sandbox: SessionSandbox | None = None  # the session's OS sandbox (kimi_acp/sandbox): where Shell commands run
     arguments: str = ""  # the call's arguments as the model wrote them (JSON), for `approve`'s secret check
     checkpoints: ChangeRecorder | None = None  # what /undo restores from (core/undo.py); None: nothing is recorded
+    env: ToolEnv = DEFAULT_TOOL_ENV  # the front end's support, the model's capabilities, [services] (the toolset sets it)
 
     def resolve(self, path: str) -> Path:
         """A tool path argument as an absolute path (relative ones are taken from the work dir)."""
@@ -293,6 +311,12 @@ class Tool(ABC, Generic[P]):
             schema.pop("title", None)
             cached = _SPECS[cls] = ToolSpec(self.name, self.description, schema)
         return cached
+
+    def offer(self, env: ToolEnv) -> ToolSpec | None:
+        """What the model is offered in this session (`Toolset.specs` asks): the spec, a spec cut to
+        what the front end can serve, or None when the tool is not offered (it stays callable, so
+        a call gets the tool's own answer)."""
+        return self.spec()
 
     @abstractmethod
     async def run(self, params: P, ctx: ToolContext) -> ToolReturnValue:

@@ -1,15 +1,13 @@
 """Diff display blocks for file edits: one block per hunk, so approvals and results show what changes.
 
 A block is a hunk: the changed lines with a little context, and where it starts in both texts. The
-same blocks make the ACP `diff` content (the region that changed, not the whole file) and, through
-`diff_lines`, the numbered `-`/`+` lines `kimi web` shows.
+same blocks make the ACP `diff` content (the region that changed, not the whole file) and the
+numbered `-`/`+` lines `kimi web` shows (frontends/web/diffview.py).
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
-from typing import Literal
 
 from ..wire.types import DiffDisplayBlock
 
@@ -81,58 +79,3 @@ def _common_suffix(a: list[str], b: list[str], head: int) -> int:
     while i < n and a[-1 - i] == b[-1 - i]:
         i += 1
     return i
-
-
-# --------------------------------------------------------------------------- lines of a hunk
-
-LineKind = Literal[" ", "-", "+"]
-
-
-@dataclass(frozen=True)
-class DiffLine:
-    """One line of a hunk as a reader sees it: kept, removed or added, with its line numbers.
-
-    `changed` is the (start, end) character span that differs from its paired line (a line edited
-    in place), or None when the whole line is new or gone."""
-
-    kind: LineKind
-    old_no: int | None
-    new_no: int | None
-    text: str
-    changed: tuple[int, int] | None = None
-
-
-def diff_lines(block: DiffDisplayBlock) -> list[DiffLine]:
-    """The hunk's lines, context first and last, removals before additions (unified-diff order)."""
-    old = block.old_text.splitlines()
-    new = block.new_text.splitlines()
-    old_no, new_no = block.old_start or 1, block.new_start or 1
-    out: list[DiffLine] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if tag == "equal":
-            out += [DiffLine(" ", old_no + i, new_no + j, old[i]) for i, j in zip(range(i1, i2), range(j1, j2))]
-            continue
-        spans = [_changed_span(old[i1 + k], new[j1 + k]) for k in range(min(i2 - i1, j2 - j1))] if tag == "replace" else []
-        for k, i in enumerate(range(i1, i2)):
-            out.append(DiffLine("-", old_no + i, None, old[i], spans[k][0] if k < len(spans) else None))
-        for k, j in enumerate(range(j1, j2)):
-            out.append(DiffLine("+", None, new_no + j, new[j], spans[k][1] if k < len(spans) else None))
-    return out
-
-
-Span = tuple[int, int] | None
-
-
-def _changed_span(a: str, b: str) -> tuple[Span, Span]:
-    """The middle part that differs between two lines (common start and end cut off): cheap, and
-    what a reader needs for a one-word edit. None when nothing is common (the whole line changed)."""
-    n = min(len(a), len(b))
-    start = 0
-    while start < n and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < n - start and a[-1 - end] == b[-1 - end]:
-        end += 1
-    if start == 0 and end == 0:
-        return None, None
-    return (start, len(a) - end), (start, len(b) - end)

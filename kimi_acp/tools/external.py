@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..llm.types import ToolSpec
 from ..wire.types import ToolCallRequest, ToolResult, ToolReturnValue
-from .base import ToolContext, tool_error
+from .base import ToolContext, ToolEnv, tool_error
 
 _VALIDATOR_CLASS: Any = None
 
@@ -55,6 +55,10 @@ class SchemaTool:
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
+
+    def offer(self, env: ToolEnv) -> ToolSpec | None:
+        """Always offered: the session's front end and model do not change what it is."""
+        return self.spec()
 
     def validation_error(self, arguments: Any) -> str | None:
         """A one-line reason the arguments do not match the schema, or None."""

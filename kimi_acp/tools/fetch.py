@@ -1,7 +1,7 @@
 """FetchURL: a web page (or any text resource) as text the model can read.
 
-With `[services.moonshot_fetch]` configured (the toolset points `services` at the session's
-config), the page is first asked of that service, as Kimi Code CLI does: POST `{"url": ...}` with
+With `[services.moonshot_fetch]` configured (the session's config, read from the call's
+`ToolEnv.services`), the page is first asked of that service, as Kimi Code CLI does: POST `{"url": ...}` with
 `Accept: text/markdown`, and a 200 answer's body is the page's main content. When the service
 fails (an HTTP error, a timeout, unreachable, no credential, an empty answer) the failure is
 logged and the local fetch runs instead.
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -76,10 +75,6 @@ class FetchURL(Tool[FetchURLParams]):
     description = DESCRIPTION
     params = FetchURLParams
 
-    def __init__(self) -> None:
-        # The session config's `[services]`; the toolset points this at the core's config.
-        self.services: Callable[[], Any] = lambda: None
-
     async def run(self, params: FetchURLParams, ctx: ToolContext) -> ToolReturnValue:
         url = params.url.strip()
         if not re.match(r"https?://", url, re.I):
@@ -88,7 +83,7 @@ class FetchURL(Tool[FetchURLParams]):
                 brief="Invalid URL",
             )
         await permit_fetch(ctx, url, f"Fetch {code_span(url)}")
-        services = self.services()
+        services = ctx.env.services
         service = getattr(services, "moonshot_fetch", None) if services is not None else None
         if service is not None:
             fetched = await _fetch_with_service(service, url, ctx.tool_call_id)

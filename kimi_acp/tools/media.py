@@ -1,7 +1,7 @@
 """ReadMediaFile: an image (or a video) file handed to the model as a media part.
 
-Offered only to a model with `image_in` or `video_in` (the toolset points `model_capabilities`
-at the session's model); a kind the model cannot take is refused. Read locally, as in Kimi (not
+Offered only to a model with `image_in` or `video_in` (the session's model, read from
+`ToolEnv.model_capabilities`); a kind the model cannot take is refused. Read locally, as in Kimi (not
 through an ACP client's buffers), and only a regular file (`Kaos.read_bytes`). Path rules as
 ReadFile's (`read.resolve_path`).
 """
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import base64
 import mimetypes
-from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import Field
 
+from ..llm.types import ToolSpec
 from ..util.regular_file import NotRegularFileError
 from ..wire.types import ImageURLPart, MediaURL, TextPart, ToolReturnValue, VideoURLPart
-from .base import Params, Tool, ToolContext, tool_error, tool_ok
+from .base import Params, Tool, ToolContext, ToolEnv, tool_error, tool_ok
 from .permits import permit_read
 from .read import media_kind, read_error, resolve_path
 
@@ -64,15 +64,10 @@ class ReadMediaFile(Tool[ReadMediaFileParams]):
     description = DESCRIPTION
     params = ReadMediaFileParams
 
-    def __init__(self) -> None:
-        # What the session's model accepts; the toolset points this at the core's model.
-        self.model_capabilities: Callable[[], frozenset[str]] = frozenset
-
-    @property
-    def listed(self) -> bool:
+    def offer(self, env: ToolEnv) -> ToolSpec | None:
         """Offered only to a model that can take images or videos (Kimi skips the tool otherwise)."""
-        caps = self.model_capabilities()
-        return "image_in" in caps or "video_in" in caps
+        caps = env.model_capabilities
+        return self.spec() if "image_in" in caps or "video_in" in caps else None
 
     async def run(self, params: ReadMediaFileParams, ctx: ToolContext) -> ToolReturnValue:
         if not params.path.strip():
@@ -105,7 +100,7 @@ class ReadMediaFile(Tool[ReadMediaFileParams]):
             )
         if mime is None:
             mime = mimetypes.guess_type(path.name)[0] or ("video/mp4" if kind == "video" else "image/png")
-        caps = self.model_capabilities()
+        caps = ctx.env.model_capabilities
         if kind == "image" and "image_in" not in caps:
             return tool_error(
                 "The current model does not support image input. Tell the user to use a model with image "

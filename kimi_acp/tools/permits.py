@@ -20,14 +20,14 @@ from ..permissions.protected import protected_reason
 from ..permissions.scope import action_scope, host_scope, path_scope
 from ..permissions.sensitive import sensitive_reason
 from ..util.visible_text import code_span
-from ..wire.types import DisplayBlock
-from .actions import (
+from ..wire.actions import (
     EDIT_ACTION,
     EDIT_OUTSIDE_ACTION,
     FETCH_ACTION,
     READ_OUTSIDE_ACTION,
     READ_SENSITIVE_ACTION,
 )
+from ..wire.types import DisplayBlock
 from .base import ToolContext, is_within, real_path
 
 

@@ -11,8 +11,9 @@ What each answer does (Kimi Code CLI's choices):
   the model to carry out; `Reject` keeps plan mode and ends the turn; `Reject and Exit` turns plan
   mode off and ends the turn; any other text is feedback: plan mode stays and the model revises.
 
-A front end that cannot serve plan mode (a Wire client without `supports_plan_mode`) gets the tools
-left out of the model's list (`supported = False`); a call made anyway is a tool error.
+A front end that cannot serve plan mode (a Wire client without `supports_plan_mode`: its
+`FrontEnd.plan_mode` is False) gets the tools left out of the model's list; a call made anyway is a
+tool error.
 """
 
 from __future__ import annotations
@@ -20,21 +21,22 @@ from __future__ import annotations
 import logging
 import uuid
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..kaos.base import BinaryFileError
 from ..wire.types import (
     PlanDisplay,
+    PlanQuestion,
     QuestionItem,
     QuestionNotSupported,
     QuestionOption,
-    QuestionRequest,
     QuestionResponse,
     ToolReturnValue,
 )
-from .base import Params, PlanHost, Tool, ToolContext, ToolRejectedError, tool_error, tool_ok
+from ..llm.types import ToolSpec
+from .base import Params, PlanHost, Tool, ToolContext, ToolEnv, ToolRejectedError, tool_error, tool_ok
 
 log = logging.getLogger(__name__)
 
@@ -56,13 +58,6 @@ REJECTED_MESSAGE = (
 REJECTED_AND_EXITED_MESSAGE = (
     "Plan rejected by user. Plan mode deactivated. All tools are now available. Wait for the user's next message."
 )
-
-
-class PlanQuestion(QuestionRequest):
-    """A question of the plan tools: on Wire and in wire.jsonl a plain `QuestionRequest`, one
-    single-choice question (so any front end that shows questions shows it: ACP as a form or a
-    permission prompt). Its type lets the Wire server send it to a client that declared
-    `supports_plan_mode`, whether or not it declared `supports_question`."""
 
 
 class EnterPlanModeParams(Params):
@@ -139,14 +134,12 @@ EXIT_DESCRIPTION = (
 class _PlanTool:
     """What both plan tools share: whether the front end serves them, and reading the answer."""
 
-    supported: bool = True  # False: left out of the model's tools (Toolset.specs), a call is an error
-
-    @property
-    def listed(self) -> bool:
-        return self.supported
+    def offer(self, env: ToolEnv) -> ToolSpec | None:
+        """Offered only to a front end that serves plan mode (it stays callable: a call is an error)."""
+        return self.spec() if env.front_end.plan_mode else None  # type: ignore[attr-defined]
 
     def _unavailable(self, ctx: ToolContext) -> ToolReturnValue | None:
-        if not self.supported:
+        if not ctx.env.front_end.plan_mode:
             return tool_error(UNSUPPORTED_MESSAGE, brief="Client unsupported")
         if ctx.plan is None:
             return tool_error("Plan mode is not available in this session.", brief="Not available")
@@ -353,15 +346,3 @@ async def _read_plan(ctx: ToolContext, path: Path) -> str | None:
     except (BinaryFileError, OSError, UnicodeDecodeError) as exc:
         log.warning("cannot read the plan file %s: %s", path, exc)
         return None
-
-
-class _Tools(Protocol):
-    def get(self, name: str) -> Any: ...
-
-
-def set_plan_mode_support(toolset: _Tools, supported: bool) -> None:
-    """Whether the session's front end serves the plan tools (see the module docstring)."""
-    for name in PLAN_TOOLS:
-        tool = toolset.get(name)
-        if isinstance(tool, _PlanTool):
-            tool.supported = supported

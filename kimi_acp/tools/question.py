@@ -2,7 +2,8 @@
 
 The tool only builds a `QuestionRequest`; whoever drives the session shows it and answers (a Wire
 client, an ACP form or permission prompt, a Python callback). What that front end can show is
-its `QuestionSupport`, set with `set_question_support`:
+its `FrontEnd.questions` (kimi_acp/front_end.py), read from the call's context and, for the list
+of tools the model is offered, from the session's `ToolEnv`:
 
 - `full`: any 1-4 questions, single- or multi-select (Wire with `supports_question`, ACP with
   form elicitation, the Python API);
@@ -22,7 +23,7 @@ import copy
 import json
 import logging
 import uuid
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from pydantic import Field, ValidationError
 
@@ -35,12 +36,11 @@ from ..wire.types import (
     QuestionResponse,
     ToolReturnValue,
 )
-from .base import Params, Tool, ToolContext, tool_error, tool_ok
+from .base import Params, Tool, ToolContext, ToolEnv, tool_error, tool_ok
 
 log = logging.getLogger(__name__)
 
 NAME = "AskUserQuestion"
-QuestionSupport = Literal["full", "single_choice", "none"]
 Answers = dict[str, str | list[str]]  # question text -> a label, or the labels of a multi-select one
 
 # The reference's wording, so models tuned on it read it the same way.
@@ -115,29 +115,27 @@ class AskUserQuestion(Tool[AskUserQuestionParams]):
     description = DESCRIPTION
     params = AskUserQuestionParams
 
-    def __init__(self, support: QuestionSupport = "full") -> None:
-        self.support: QuestionSupport = support
-
-    @property
-    def listed(self) -> bool:
-        """Whether the model is offered the tool (`Toolset.specs` asks); unlisted it stays callable."""
-        return self.support != "none"
-
-    def spec(self) -> ToolSpec:
-        if self.support != "single_choice":
-            return super().spec()
+    def offer(self, env: ToolEnv) -> ToolSpec | None:
+        """Not offered to a front end that shows no questions; cut to one question for one that
+        shows a single choice."""
+        support = env.front_end.questions
+        if support == "none":
+            return None
+        if support != "single_choice":
+            return self.spec()
         global _SINGLE_CHOICE_SPEC
         if _SINGLE_CHOICE_SPEC is None:
-            _SINGLE_CHOICE_SPEC = _single_choice_spec(super().spec())
+            _SINGLE_CHOICE_SPEC = _single_choice_spec(self.spec())
         return _SINGLE_CHOICE_SPEC
 
     async def run(self, params: AskUserQuestionParams, ctx: ToolContext) -> ToolReturnValue:
-        if self.support == "none":
+        support = ctx.env.front_end.questions
+        if support == "none":
             return tool_error(UNSUPPORTED_MESSAGE, brief="Client unsupported")
         if not _unique(params):
             return tool_error(UNIQUE_MESSAGE, brief="Invalid questions")
         one_choice = len(params.questions) == 1 and not params.questions[0].multi_select
-        if self.support == "single_choice" and not one_choice:
+        if support == "single_choice" and not one_choice:
             return tool_error(SINGLE_CHOICE_MESSAGE, brief="Client unsupported")
         if ctx.send_request is None:
             return tool_error(
@@ -233,14 +231,3 @@ def _single_choice_spec(full: ToolSpec) -> ToolSpec:
     if options is not None:
         options["description"] = "2-4 distinct choices; the user picks exactly one or skips the question."
     return ToolSpec(full.name, SINGLE_CHOICE_DESCRIPTION, schema)
-
-
-class _Tools(Protocol):
-    def get(self, name: str) -> Any: ...
-
-
-def set_question_support(toolset: _Tools, support: QuestionSupport) -> None:
-    """Tell the session's AskUserQuestion what its front end can show (see the module docstring)."""
-    tool = toolset.get(NAME)
-    if isinstance(tool, AskUserQuestion):
-        tool.support = support

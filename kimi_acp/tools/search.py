@@ -1,7 +1,7 @@
 """SearchWeb: a web search through Kimi's search service (`[services.moonshot_search]`).
 
-Offered only when that service is configured (the toolset points `services` at the session's
-config), as in Kimi Code CLI. Same request and rendering as Kimi: POST `{text_query, limit,
+Offered only when that service is configured (the session's config, read from `ToolEnv.services`),
+as in Kimi Code CLI. Same request and rendering as Kimi: POST `{text_query, limit,
 enable_page_crawling, timeout_seconds}`, answer `{"search_results": [{site_name, title, url,
 snippet, content?, date?, ...}]}`, each result given to the model as `Title/Date/URL/Summary`
 lines (plus the page content when asked), results separated by `---`. No approval (Kimi asks
@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..llm.types import ToolSpec
 from ..util.visible_text import code_span
 from ..wire.types import ToolReturnValue
-from .base import Params, Tool, ToolContext, cap_output, tool_error, tool_ok
+from .base import Params, Tool, ToolContext, ToolEnv, cap_output, tool_error, tool_ok
 from .permits import permit_fetch, url_host
 
 log = logging.getLogger(__name__)
@@ -77,28 +77,24 @@ class _Answer(BaseModel):
     search_results: list[_Result]
 
 
+def _service(env: ToolEnv) -> Any:
+    """The session config's `[services.moonshot_search]`, or None."""
+    return getattr(env.services, "moonshot_search", None) if env.services is not None else None
+
+
 class SearchWeb(Tool[SearchWebParams]):
     name = NAME
     description = DESCRIPTION
     params = SearchWebParams
 
-    def __init__(self) -> None:
-        # The session config's `[services]`; the toolset points this at the core's config.
-        self.services: Callable[[], Any] = lambda: None
-
-    def _service(self) -> Any:
-        services = self.services()
-        return getattr(services, "moonshot_search", None) if services is not None else None
-
-    @property
-    def listed(self) -> bool:
+    def offer(self, env: ToolEnv) -> ToolSpec | None:
         """Offered only with `[services.moonshot_search]` configured (Kimi skips the tool otherwise)."""
-        return self._service() is not None
+        return self.spec() if _service(env) is not None else None
 
     async def run(self, params: SearchWebParams, ctx: ToolContext) -> ToolReturnValue:
         from .web_service import ServiceFailure, post  # first use only: not at start-up
 
-        service = self._service()
+        service = _service(ctx.env)
         if not params.query.strip():
             return tool_error("The search query cannot be empty.", brief="Empty query")
         if service is None:

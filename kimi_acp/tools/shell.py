@@ -11,8 +11,8 @@ from ..kaos.base import CommandResult
 from ..permissions.command_judgement import judge_command
 from ..sandbox.session import Confinement, failure_note, sandbox_summary
 from ..util.visible_text import code_span
+from ..wire.actions import HIDE_OUTPUT_TYPE, READ_ONLY_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
 from ..wire.types import ShellDisplayBlock, ToolReturnValue, UnknownDisplayBlock
-from .actions import HIDE_OUTPUT_TYPE, READ_ONLY_TYPE, RUN_ACTION, RUN_BACKGROUND_ACTION
 from .base import (
     MAX_LINE_CHARS,
     MAX_OUTPUT_CHARS,
@@ -24,7 +24,6 @@ from .base import (
     tool_error,
     tool_ok,
 )
-from .tasks import task_display
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +206,7 @@ async def _run_background(params: ShellParams, ctx: ToolContext) -> ToolReturnVa
         "use TaskOutput to read its output and TaskStop to stop it." + where,
         message="Background task started.",
         brief=f"Started {task.id}",
-        display=[task_display(task)],
+        display=[task.display_block()],
     )
 
 

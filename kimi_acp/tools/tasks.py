@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..kaos.tasks import TERMINAL, BackgroundTask, TaskElsewhere, TaskTable
-from ..wire.types import BackgroundTaskDisplayBlock, ToolReturnValue
+from ..wire.types import ToolReturnValue
 from .base import Params, Tool, ToolContext, tool_error, tool_ok
 
 STOP_ACTION = "stop background task"
@@ -17,11 +17,6 @@ def _table(ctx: ToolContext) -> TaskTable | ToolReturnValue:
         return tool_error("Background tasks can only be managed by the root agent.",
                           brief="Background task unavailable")
     return ctx.tasks
-
-
-def task_display(task: BackgroundTask) -> BackgroundTaskDisplayBlock:
-    """The task as clients draw it (Kimi's `background_task` display block; ACP cards show it too)."""
-    return BackgroundTaskDisplayBlock(task_id=task.id, kind=task.kind, status=task.status, description=task.description)
 
 
 def _not_found(task_id: str) -> ToolReturnValue:
@@ -51,7 +46,7 @@ class TaskList(Tool[TaskListParams]):
             text = "No active background tasks." if params.active_only else "No background tasks."
         else:
             text = "\n\n".join(t.summary() for t in tasks)
-        return tool_ok(text, message="Task list retrieved.", display=[task_display(t) for t in tasks])
+        return tool_ok(text, message="Task list retrieved.", display=[t.display_block() for t in tasks])
 
 
 class TaskOutputParams(Params):
@@ -81,7 +76,7 @@ class TaskOutput(Tool[TaskOutputParams]):
         finished = task.status in TERMINAL
         retrieval = "success" if finished else ("timeout" if params.block else "not_ready")
         return tool_ok(
-            _format_output(table, task, retrieval), message="Task output retrieved.", display=[task_display(task)]
+            _format_output(table, task, retrieval), message="Task output retrieved.", display=[task.display_block()]
         )
 
 
@@ -133,10 +128,10 @@ class TaskStop(Tool[TaskStopParams]):
         if task.elsewhere:  # asked before anyone is asked to approve what cannot be done
             return tool_error(TaskElsewhere.message(task), brief="Runs in another process")
         await ctx.approve(
-            action=STOP_ACTION, description=f"Stop background task `{params.task_id}`", display=[task_display(task)]
+            action=STOP_ACTION, description=f"Stop background task `{params.task_id}`", display=[task.display_block()]
         )
         try:
             task = await table.stop(params.task_id, reason=params.reason.strip() or "Stopped by TaskStop")
         except TaskElsewhere as exc:  # it was seen running there only now
             return tool_error(str(exc), brief="Runs in another process")
-        return tool_ok(task.summary(), message="Task stop requested.", display=[task_display(task)])
+        return tool_ok(task.summary(), message="Task stop requested.", display=[task.display_block()])

@@ -477,6 +477,13 @@ class QuestionRequest(Request):
     questions: list[QuestionItem]
 
 
+class PlanQuestion(QuestionRequest):
+    """A question of the plan tools (tools/plan.py): on Wire and in wire.jsonl a plain
+    `QuestionRequest`, one single-choice question (so any front end that shows questions shows it:
+    ACP as a form or a permission prompt). Its type lets the Wire server send it to a client that
+    declared `supports_plan_mode`, whether or not it declared `supports_question`."""
+
+
 class HookRequest(Request):
     wire_type: ClassVar[str] = "HookRequest"
     id: str

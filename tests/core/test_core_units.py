@@ -15,12 +15,13 @@ from kimi_acp.config import LoopControl
 from kimi_acp.core.approvals import Approvals
 from kimi_acp.core.compaction import should_compact, split_point
 from kimi_acp.core.messages import EMPTY_TOOL_OUTPUT, tool_result_message
-from kimi_acp.core.slash import COMMANDS, find_command, parse_slash
-from kimi_acp.core.toolset import REJECTED_MESSAGE, Toolset, rejection_result
+from kimi_acp.core.slash import parse_slash
+from kimi_acp.core.slash_commands import BUILTIN_COMMANDS, find_command
+from kimi_acp.core.toolset import REJECTED_MESSAGE, FixedHost, Toolset, rejection_result
 from kimi_acp.kaos.local import LocalKaos
 from kimi_acp.llm.types import Message
 from kimi_acp.tools import builtin_tools
-from kimi_acp.tools.base import Params, Tool, ToolContext, ToolRejectedError, tool_ok
+from kimi_acp.tools.base import Params, Tool, ToolContext, ToolEnv, ToolRejectedError, tool_ok
 from kimi_acp.tools.external import InvalidToolSchema
 from kimi_acp.wire.types import (
     ApprovalRequest,
@@ -71,7 +72,7 @@ def test_find_command_and_aliases() -> None:
     clear = find_command("clear")
     assert clear is not None and find_command("reset") is clear
     assert find_command("nope") is None
-    assert {c.name for c in COMMANDS} >= {"init", "compact", "clear", "yolo", "plan"}
+    assert {c.name for c in BUILTIN_COMMANDS} >= {"init", "compact", "clear", "yolo", "plan"}
 
 
 # --------------------------------------------------------------------------- approvals
@@ -399,16 +400,17 @@ async def test_a_rejected_shell_command_does_not_run(toolset: Toolset, tmp_path:
         ("StrReplaceFile", {"path": "existing.txt", "edit": {"old": "a", "new": "b"}}),
     ],
 )
-async def test_plan_mode_blocks_file_changes(toolset: Toolset, tmp_path: Path, name: str, arguments: dict) -> None:
+async def test_plan_mode_blocks_file_changes(tmp_path: Path, name: str, arguments: dict) -> None:
     (tmp_path / "existing.txt").write_text("a")
-    toolset.plan_mode = lambda: True
+    session = FixedHost(plan_mode=True)
+    toolset = Toolset(builtin_tools(), session)
     outcome = await toolset.handle(tc(name, json.dumps(arguments)), make_context_factory(tmp_path))
     assert outcome.result.is_error and outcome.result.message.startswith("Plan mode is on")
     assert not (tmp_path / "new.txt").exists() and (tmp_path / "existing.txt").read_text() == "a"
     # reading is still allowed in plan mode
     read = await toolset.handle(tc("ReadFile", '{"path": "existing.txt"}'), make_context_factory(tmp_path))
     assert not read.result.is_error
-    toolset.plan_mode = lambda: False
+    session.plan_mode = False
     outcome = await toolset.handle(tc(name, json.dumps(arguments)), make_context_factory(tmp_path))
     assert not outcome.result.is_error
 
@@ -583,7 +585,7 @@ def test_constructing_a_core_writes_nothing_and_open_starts_the_session(tmp_path
 def test_default_plan_mode_applies_to_new_sessions_only(tmp_path: Path) -> None:
     core = _core(tmp_path, SETTINGS_CONFIG)
     assert core.plan_mode is True
-    core.set_plan_mode(False)
+    core.controls.set_plan_mode(False)
     reopened = _core(tmp_path, SETTINGS_CONFIG, sessions.find(tmp_path, core.session.id))
     assert reopened.plan_mode is False  # the user's choice for this session sticks
 
@@ -593,7 +595,7 @@ def test_a_session_model_removed_from_the_config_falls_back_to_the_default(tmp_p
     session.state.model = "gone"
     session.save_state()
     core = _core(tmp_path, SETTINGS_CONFIG, session)
-    assert core.model_alias is None
+    assert core.controls.model_alias is None
     assert core.resolved_model() is not None and core.resolved_model().alias == "a"
 
 
@@ -605,7 +607,8 @@ def test_a_deferred_tool_set_names_every_builtin_and_creates_a_tool_on_first_use
     from kimi_acp.tools.grep import Grep
     from kimi_acp.tools.media import ReadMediaFile
 
-    toolset = Toolset(deferred_builtin_tools())
+    session = FixedHost()
+    toolset = Toolset(deferred_builtin_tools(), session)
     assert toolset.names() == list(BUILTIN_TOOL_NAMES) == [t.name for t in builtin_tools()]
     assert all(isinstance(t, DeferredTool) for t in toolset._tools.values())
     grep = toolset.get("Grep")
@@ -613,11 +616,10 @@ def test_a_deferred_tool_set_names_every_builtin_and_creates_a_tool_on_first_use
     assert isinstance(toolset._tools["Glob"], DeferredTool)  # the others wait
     # a tool created late still reads the session's model capabilities (ReadMediaFile is listed by them)
     assert "ReadMediaFile" not in [s.name for s in toolset.specs()]
-    toolset.model_capabilities = lambda: frozenset({"image_in"})
+    session.env = ToolEnv(model_capabilities=frozenset({"image_in"}))
     media = toolset.get("ReadMediaFile")
-    assert isinstance(media, ReadMediaFile) and media.listed
-    eager = Toolset(builtin_tools())
-    eager.model_capabilities = toolset.model_capabilities
+    assert isinstance(media, ReadMediaFile) and media.offer(session.env) is not None
+    eager = Toolset(builtin_tools(), session)
     assert toolset.specs() == eager.specs() and "ReadMediaFile" in [s.name for s in eager.specs()]
     assert not any(isinstance(t, DeferredTool) for t in toolset._tools.values())
 

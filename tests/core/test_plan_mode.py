@@ -3,6 +3,7 @@ plan tools' answers, and how ACP shows plans, retries and compactions (schema-ch
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -13,11 +14,12 @@ import pytest
 
 from kimi_acp import sessions
 from kimi_acp.core import plan_file
-from kimi_acp.core.toolset import Toolset
+from kimi_acp.core.toolset import FixedHost, Toolset
+from kimi_acp.front_end import FrontEnd
 from kimi_acp.frontends.acp.updates import UpdateMapper
 from kimi_acp.kaos.local import LocalKaos
 from kimi_acp.tools import builtin_tools
-from kimi_acp.tools.base import ToolContext, ToolRejectedError
+from kimi_acp.tools.base import ToolContext, ToolEnv, ToolRejectedError
 from kimi_acp.tools.plan import (
     REJECTED_MESSAGE,
     UNSUPPORTED_MESSAGE,
@@ -25,7 +27,6 @@ from kimi_acp.tools.plan import (
     ExitPlanMode,
     ExitPlanModeParams,
     PlanQuestion,
-    set_plan_mode_support,
 )
 from kimi_acp.wire.types import (
     CompactionBegin,
@@ -132,9 +133,8 @@ async def test_in_plan_mode_only_the_plan_file_is_written_and_without_asking(tmp
     plan.parent.mkdir()
     work = tmp_path / "work"
     work.mkdir()
-    toolset = Toolset(builtin_tools())
-    toolset.plan_mode = lambda: True
-    toolset.plan_file = lambda: plan
+    session = FixedHost(plan_mode=True, plan_file=plan)
+    toolset = Toolset(builtin_tools(), session)
     approver = Rejecter()
     outcome = await toolset.handle(write(str(plan), "# plan"), contexts(work, approver))
     assert not outcome.result.is_error and plan.read_text() == "# plan" and approver.asked == []
@@ -147,7 +147,7 @@ async def test_in_plan_mode_only_the_plan_file_is_written_and_without_asking(tmp
         name="StrReplaceFile", arguments=json.dumps({"path": str(plan), "edit": {"old": "2", "new": "3"}})))
     outcome = await toolset.handle(edit, contexts(work, approver))
     assert not outcome.result.is_error and plan.read_text() == "# plan 3"
-    toolset.plan_mode = lambda: False  # out of plan mode the plan file is an ordinary file: asked
+    session.plan_mode = False  # out of plan mode the plan file is an ordinary file: asked
     outcome = await toolset.handle(write(str(plan), "# plan 4"), contexts(work, approver))
     assert outcome.rejected and approver.asked == ["edit file outside of working directory"]
 
@@ -243,14 +243,15 @@ async def test_exit_reject_keeps_plan_mode_and_stops(tmp_path: Path) -> None:
 
 async def test_a_client_without_plan_mode_gets_a_tool_error(tmp_path: Path) -> None:
     host = Host(tmp_path / "p.md")
-    toolset = Toolset(builtin_tools())
-    set_plan_mode_support(toolset, False)
+    session = FixedHost(env=ToolEnv(front_end=FrontEnd(plan_mode=False)))
+    toolset = Toolset(builtin_tools(), session)
     assert not {"EnterPlanMode", "ExitPlanMode"} & {s.name for s in toolset.specs()}
     tool = toolset.get("EnterPlanMode")
     ctx, asked = tool_context(tmp_path, host, answering("Yes"))
-    result = await tool.run(EnterPlanMode.params(), ctx)  # type: ignore[union-attr]
+    result = await tool.run(EnterPlanMode.params(), dataclasses.replace(ctx, env=session.env))  # type: ignore[union-attr]
     assert result.message == UNSUPPORTED_MESSAGE and asked == []
-    set_plan_mode_support(toolset, True)
+    session.env = ToolEnv()  # a front end that serves plan mode
+    assert {"EnterPlanMode", "ExitPlanMode"} <= {s.name for s in toolset.specs()}
     ctx, _ = tool_context(tmp_path, host, QuestionNotSupported())  # a front end that fails the question
     result = await toolset.get("EnterPlanMode").run(EnterPlanMode.params(), ctx)  # type: ignore[union-attr]
     assert result.message == UNSUPPORTED_MESSAGE and host.changes == []

@@ -61,15 +61,16 @@ def test_a_subagents_core_refuses_every_change_of_the_users_session(tmp_path: Pa
     )
     state_file = session.dir / "state.json"
     before = state_file.read_text() if state_file.exists() else ""
+    controls = child.controls
     attempts = {
-        "yolo mode": lambda: child.set_yolo(True),
-        "afk mode": lambda: child.set_afk(True),
-        "plan mode": lambda: child.set_plan_mode(True),
-        "its model": lambda: asyncio.run(child.set_model("a", True)),
-        "thinking": lambda: asyncio.run(child.set_thinking(True)),
-        "the sandbox": lambda: child.set_sandbox("read-only"),
-        "its directories": lambda: child.set_extra_dirs([tmp_path]),
-        "its title": lambda: child.rename("owned"),
+        "yolo mode": lambda: controls.set_yolo(True),
+        "afk mode": lambda: controls.set_afk(True),
+        "plan mode": lambda: controls.set_plan_mode(True),
+        "its model": lambda: controls.set_model("a"),
+        "thinking": lambda: controls.set_thinking(True),
+        "the sandbox": lambda: controls.set_sandbox("read-only"),
+        "its directories": lambda: controls.set_extra_dirs([tmp_path]),
+        "its title": lambda: controls.rename("owned"),
     }
     for what, attempt in attempts.items():
         with pytest.raises(PermissionDenied, match=f"cannot change the user's session \\({what}\\)"):

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from kimi_acp.core.slash import BUILTIN_COMMANDS
+from kimi_acp.core.slash_commands import BUILTIN_COMMANDS
 from tests.support.wire_client import WireClientMixin, events, scripted_config_data, text_of, tool_call
 
 pytestmark = pytest.mark.processes

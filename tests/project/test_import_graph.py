@@ -12,6 +12,10 @@ Where a lower layer must reach a higher one, the lower one defines a Protocol th
 implements (`compaction.CompactionHost`, `tools.base.SubagentLauncher`, ...). Within a layer the
 packages must not depend on each other in a circle either (`llm` uses `auth`, never the reverse).
 
+Front ends talk to the core, never to `tools/` (`test_front_ends_never_import_the_tools`): what a
+front end supports reaches the tools as a `front_end.FrontEnd` given to the core when it is built,
+and the strings a front end recognises in the tools' messages are vocabulary (`wire/actions.py`).
+
 Every import counts — top level, inside functions and under TYPE_CHECKING — because a cycle that
 works today only because one side imports lazily is one refactor away from an ImportError, and it
 means two modules that cannot be understood apart. The package root is left out: it is the public
@@ -33,8 +37,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("core", ["core"]),
     ("tools", ["tools", "permissions", "sandbox"]),
     ("OS, models and accounts", ["kaos", "llm", "auth"]),
-    ("vocabulary and helpers", ["wire", "sessions", "config", "config_edit", "errors", "util", "_compat"]),
+    ("vocabulary and helpers", ["wire", "sessions", "config", "config_edit", "errors", "util", "_compat", "front_end"]),
 ]
+FRONT_ENDS = LAYERS[0][1]
 
 
 def module_files() -> dict[str, Path]:
@@ -140,12 +145,39 @@ def module_graph() -> dict[str, set[str]]:
     return {name: imported_modules(name, path, modules) for name, path in modules.items() if name != "kimi_acp"}
 
 
+def front_end_tool_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Edges from a front end (the top layer) into the `tools` package."""
+    return [
+        f"{module} imports {target}"
+        for module, targets in sorted(graph.items())
+        if module.split(".")[1] in FRONT_ENDS
+        for target in sorted(targets)
+        if target.split(".")[1] == "tools"
+    ]
+
+
 def test_every_module_is_in_a_layer() -> None:
     assert [m for m in module_graph() if layer_of(m) is None] == []
 
 
 def test_imports_point_down_the_layers() -> None:
     assert upward_imports(module_graph()) == []
+
+
+def test_front_ends_never_import_the_tools() -> None:
+    assert front_end_tool_imports(module_graph()) == []
+
+
+def test_the_tools_rule_finds_a_front_end_importing_a_tool() -> None:
+    graph = {
+        "kimi_acp.frontends.wire.server": {"kimi_acp.tools.plan", "kimi_acp.core.agent_core"},
+        "kimi_acp.api": {"kimi_acp.tools"},
+        "kimi_acp.root_core": {"kimi_acp.tools.question"},  # a feature module may
+    }
+    assert front_end_tool_imports(graph) == [
+        "kimi_acp.api imports kimi_acp.tools",
+        "kimi_acp.frontends.wire.server imports kimi_acp.tools.plan",
+    ]
 
 
 def test_packages_do_not_depend_on_each_other_in_a_circle() -> None:

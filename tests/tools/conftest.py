@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 import pytest
 
 from kimi_acp.kaos.local import LocalKaos
-from kimi_acp.tools.base import Tool, ToolContext
+from kimi_acp.llm.types import ToolSpec
+from kimi_acp.tools.base import Tool, ToolContext, ToolEnv
 from kimi_acp.wire.types import TodoDisplayItem, ToolReturnValue
 from tests.support.approver import ApprovalCall, FakeApprover  # noqa: F401  (tests import them from here)
 from tests.support.processes import pid_alive
@@ -25,6 +27,22 @@ class MemoryTodos:
 
     def set_todos(self, items: list[TodoDisplayItem]) -> None:
         self.items = list(items)
+
+
+class InSession:
+    """A tool run as a session's toolset runs it: each call's context carries the session's
+    `ToolEnv` (the front end's support, the model's capabilities, the config's services)."""
+
+    def __init__(self, tool: Tool[Any], env: ToolEnv) -> None:
+        self.tool, self.env = tool, env
+        self.name, self.params = tool.name, tool.params
+
+    @property
+    def offered(self) -> ToolSpec | None:
+        return self.tool.offer(self.env)
+
+    async def run(self, params: Any, ctx: ToolContext) -> ToolReturnValue:
+        return await self.tool.run(params, dataclasses.replace(ctx, env=self.env))
 
 
 @pytest.fixture

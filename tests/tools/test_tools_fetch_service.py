@@ -15,10 +15,11 @@ import pytest
 
 from kimi_acp.config import ServiceConfig, Services
 from kimi_acp.tools import fetch
+from kimi_acp.tools.base import ToolEnv
 from kimi_acp.tools.fetch import FetchURL
 from tests.fakes.web_server import FakeWebServer
 from tests.fakes.web_services import FETCHED_MARKDOWN, FakeWebServices, Reply
-from tests.tools.conftest import Call
+from tests.tools.conftest import Call, InSession
 
 KEY = "sk-fetch-secret-9876"
 
@@ -35,11 +36,9 @@ def web() -> Iterator[FakeWebServer]:
         yield server
 
 
-def via(base_url: str, **extra: Any) -> FetchURL:
-    tool = FetchURL()
+def via(base_url: str, **extra: Any) -> InSession:
     config = Services(moonshot_fetch=ServiceConfig(base_url=base_url, **{"api_key": KEY, **extra}))
-    tool.services = lambda: config
-    return tool
+    return InSession(FetchURL(), ToolEnv(services=config))
 
 
 async def test_the_service_is_asked_first(call: Call, services: FakeWebServices, web: FakeWebServer) -> None:
@@ -106,7 +105,6 @@ async def test_when_both_fail_the_error_says_so_without_the_key(
 
 
 async def test_without_the_service_only_the_local_fetch_runs(call: Call, web: FakeWebServer) -> None:
-    tool = FetchURL()
-    tool.services = lambda: Services()
+    tool = InSession(FetchURL(), ToolEnv(services=Services()))
     result = await call(tool, url=f"{web.url}/text")
     assert not result.is_error and web.paths == ["/text"]

@@ -8,19 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from kimi_acp.core.toolset import Toolset
+from kimi_acp.core.toolset import FixedHost, Toolset
 from kimi_acp.frontends.acp.convert import result_content, tool_kind
 from kimi_acp.tools import media
+from kimi_acp.tools.base import ToolEnv
 from kimi_acp.tools.media import ReadMediaFile
 from kimi_acp.wire.types import ImageURLPart, MediaURL, TextPart, VideoURLPart
 from tests.fakes.web_server import PNG_BYTES
-from tests.tools.conftest import Call
+from tests.tools.conftest import Call, InSession
 
 
-def with_caps(*caps: str) -> ReadMediaFile:
-    tool = ReadMediaFile()
-    tool.model_capabilities = lambda: frozenset(caps)
-    return tool
+def with_caps(*caps: str) -> InSession:
+    return InSession(ReadMediaFile(), ToolEnv(model_capabilities=frozenset(caps)))
 
 
 @pytest.fixture
@@ -43,8 +42,8 @@ async def test_png_is_an_image_part(call: Call, png: Path) -> None:
 
 async def test_without_image_in_the_tool_is_not_offered_and_refuses(call: Call, png: Path) -> None:
     tool = with_caps()
-    assert not tool.listed
-    assert with_caps("image_in").listed and with_caps("video_in").listed
+    assert not tool.offered
+    assert with_caps("image_in").offered and with_caps("video_in").offered
     result = await call(tool, path="shot.png")
     assert result.is_error and "does not support image input" in result.message
     result = await call(with_caps("video_in"), path="shot.png")
@@ -52,9 +51,10 @@ async def test_without_image_in_the_tool_is_not_offered_and_refuses(call: Call, 
 
 
 def test_toolset_offers_it_by_model_capabilities() -> None:
-    toolset = Toolset([ReadMediaFile()])
+    session = FixedHost()
+    toolset = Toolset([ReadMediaFile()], session)
     assert [s.name for s in toolset.specs()] == []
-    toolset.model_capabilities = lambda: frozenset({"image_in"})
+    session.env = ToolEnv(model_capabilities=frozenset({"image_in"}))
     assert [s.name for s in toolset.specs()] == ["ReadMediaFile"]
 
 

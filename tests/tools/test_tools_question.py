@@ -11,17 +11,17 @@ from typing import Any
 import pydantic
 import pytest
 
-from kimi_acp.core.toolset import Toolset
+from kimi_acp.core.toolset import FixedHost, Toolset
+from kimi_acp.front_end import FrontEnd
 from kimi_acp.frontends.acp import questions as acp_questions
 from kimi_acp.tools import builtin_tools
-from kimi_acp.tools.base import ToolContext
+from kimi_acp.tools.base import ToolContext, ToolEnv
 from kimi_acp.tools.question import (
     DISMISSED_NOTE,
     SINGLE_CHOICE_MESSAGE,
     UNIQUE_MESSAGE,
     UNSUPPORTED_MESSAGE,
     AskUserQuestion,
-    set_question_support,
 )
 from kimi_acp.wire.types import (
     FunctionBody,
@@ -51,9 +51,14 @@ class Client:
         return self.answer(request) if callable(self.answer) else self.answer
 
 
+def shows(support: str) -> ToolEnv:
+    """The session of a front end that shows questions as `support` says."""
+    return ToolEnv(front_end=FrontEnd(questions=support))  # type: ignore[arg-type]
+
+
 async def run(ctx: ToolContext, client: Client | None, *questions: dict[str, Any], support: str = "full") -> ToolReturnValue:
-    tool = AskUserQuestion(support)  # type: ignore[arg-type]
-    context = dataclasses.replace(ctx, send_request=client)
+    tool = AskUserQuestion()
+    context = dataclasses.replace(ctx, send_request=client, env=shows(support))
     return await tool.run(tool.params.model_validate({"questions": list(questions)}), context)
 
 
@@ -187,20 +192,21 @@ def test_it_comes_right_after_agent_and_is_offered_by_default() -> None:
 
 
 async def test_unlisted_it_is_left_out_of_the_specs_but_still_answers(tmp_path: Path, ctx: ToolContext) -> None:
-    toolset = Toolset(builtin_tools())
-    set_question_support(toolset, "none")
+    session = FixedHost(env=shows("none"))
+    toolset = Toolset(builtin_tools(), session)
     assert "AskUserQuestion" not in names(toolset) and "Shell" in names(toolset)
     call = ToolCall(id="c1", function=FunctionBody(name="AskUserQuestion", arguments=json.dumps({"questions": [LANGUAGE]})))
     outcome = await toolset.handle(call, lambda name: ctx)
     assert outcome.result.is_error and outcome.result.message == UNSUPPORTED_MESSAGE  # not "Tool not found"
-    set_question_support(toolset, "full")
+    session.env = shows("full")
     assert "AskUserQuestion" in names(toolset)
 
 
 def test_single_choice_spec_says_one_question_one_choice() -> None:
-    toolset = Toolset(builtin_tools())
+    session = FixedHost()
+    toolset = Toolset(builtin_tools(), session)
     full = toolset.get("AskUserQuestion").spec()  # type: ignore[union-attr]
-    set_question_support(toolset, "single_choice")
+    session.env = shows("single_choice")
     (spec,) = [s for s in toolset.specs() if s.name == "AskUserQuestion"]
     assert spec.parameters["properties"]["questions"]["maxItems"] == 1
     assert "multi_select" not in spec.parameters["$defs"]["QuestionParam"]["properties"]
@@ -225,8 +231,7 @@ def test_single_choice_spec_says_one_question_one_choice() -> None:
 )
 def test_form_support_follows_the_client_capability(capabilities: dict[str, Any], form: bool) -> None:
     assert acp_questions.form_supported(capabilities) is form
-    toolset = Toolset(builtin_tools())
-    acp_questions.configure(toolset, capabilities)
+    toolset = Toolset(builtin_tools(), FixedHost(env=shows(acp_questions.question_support(capabilities))))
     spec = next(s for s in toolset.specs() if s.name == "AskUserQuestion")  # offered either way
     assert spec.parameters["properties"]["questions"]["maxItems"] == (4 if form else 1)
 

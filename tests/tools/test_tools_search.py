@@ -14,12 +14,13 @@ import httpx
 import pytest
 
 from kimi_acp.config import ServiceConfig, Services
-from kimi_acp.core.toolset import Toolset
+from kimi_acp.core.toolset import FixedHost, Toolset
 from kimi_acp.tools import search, web_service
+from kimi_acp.tools.base import ToolEnv
 from kimi_acp.tools.search import SearchWeb
 from kimi_acp.wire.types import BriefDisplayBlock
 from tests.fakes.web_services import FakeWebServices, Reply, search_reply
-from tests.tools.conftest import Call, FakeApprover
+from tests.tools.conftest import Call, FakeApprover, InSession
 
 KEY = "sk-search-secret-1234"
 
@@ -30,11 +31,9 @@ def services() -> Iterator[FakeWebServices]:
         yield fake
 
 
-def configured(base_url: str, **extra: Any) -> SearchWeb:
-    tool = SearchWeb()
+def configured(base_url: str, **extra: Any) -> InSession:
     config = Services(moonshot_search=ServiceConfig(base_url=base_url, api_key=KEY, **extra))
-    tool.services = lambda: config
-    return tool
+    return InSession(SearchWeb(), ToolEnv(services=config))
 
 
 def brief(result: Any) -> str:
@@ -148,9 +147,8 @@ async def test_unreachable_service(call: Call) -> None:
 async def test_not_configured_or_no_key(call: Call, services: FakeWebServices) -> None:
     result = await call(SearchWeb(), query="widgets")
     assert result.is_error and result.message.startswith("Search service is not configured.")
-    tool = SearchWeb()
     keyless = Services(moonshot_search=ServiceConfig(base_url=f"{services.url}/search"))
-    tool.services = lambda: keyless
+    tool = InSession(SearchWeb(), ToolEnv(services=keyless))
     result = await call(tool, query="widgets")
     assert result.is_error and brief(result) == "Search service not configured"
     assert services.requests == []
@@ -163,11 +161,12 @@ async def test_empty_query_is_refused(call: Call, services: FakeWebServices) -> 
 
 
 def test_offered_only_when_the_service_is_configured() -> None:
-    toolset = Toolset([SearchWeb()])
+    session = FixedHost()
+    toolset = Toolset([SearchWeb()], session)
     assert [s.name for s in toolset.specs()] == []
-    toolset.services = lambda: Services()
+    session.env = ToolEnv(services=Services())
     assert [s.name for s in toolset.specs()] == []
-    toolset.services = lambda: Services(moonshot_search=ServiceConfig(base_url="https://search.example/api"))
+    session.env = ToolEnv(services=Services(moonshot_search=ServiceConfig(base_url="https://search.example/api")))
     assert [s.name for s in toolset.specs()] == ["SearchWeb"]
     params = toolset.specs()[0].parameters
     assert params["required"] == ["query"]

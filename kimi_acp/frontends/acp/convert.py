@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from ...tools.actions import (
+from ...wire.actions import (
     EDIT_ACTION,
     EDIT_OUTSIDE_ACTION,
     FETCH_ACTION,

@@ -1,9 +1,12 @@
-"""Session modes and config options (the IDE's mode, model and thinking pickers).
+"""Session modes and config options (the IDE's mode, model, thinking and sandbox pickers).
 
-Thinking is its own control, category `thought_level` (JetBrains builds its effort picker from
-it), as codex-acp offers its reasoning effort: a select (`off` / `on`), or a boolean toggle for a
-client that advertises `session.configOptions.boolean` (codex-acp's fast mode does the same). The
-model picker lists each model once; its older `<alias>,thinking` values are still accepted.
+What the pickers show is read from the session's controls (core/session_controls.py), and what the
+client picks goes through them: the values are checked there, in the same words as `/model` or
+`/sandbox` give. Thinking is its own control, category `thought_level` (JetBrains builds its effort
+picker from it), as codex-acp offers its reasoning effort: a select (`off` / `on`), or a boolean
+toggle for a client that advertises `session.configOptions.boolean` (codex-acp's fast mode does the
+same). The model picker lists each model once; its older `<alias>,thinking` values are still
+accepted (the controls take them).
 """
 
 from __future__ import annotations
@@ -21,8 +24,7 @@ MODES = (
     ("yolo", "YOLO", "Run commands and change files without asking."),
     ("plan", "Plan", "Read-only: investigate and propose a plan; no file changes."),
 )
-MODE_IDS = tuple(m[0] for m in MODES)
-THINKING_SUFFIX = ",thinking"  # the model picker's older values: `<alias>,thinking`
+MODE_IDS = tuple(m[0] for m in MODES)  # as core/session_controls.MODES
 THINKING_ID = "thinking"
 SANDBOX_ID = "sandbox"
 OPTION_IDS = ("mode", "model", THINKING_ID, SANDBOX_ID)
@@ -38,7 +40,8 @@ THINKING_LEVELS = (("off", "Off", "Answer without thinking first."), ("on", "On"
 
 
 class OptionError(ConfigError, ValueError):
-    """A mode, option id or value the session does not have."""
+    """An option id the session does not have, or a value that is not of the option's kind (the
+    controls refuse a value the setting cannot take, `SettingError`)."""
 
 
 @dataclass(frozen=True)
@@ -53,27 +56,6 @@ def model_choices(config: Config) -> list[ModelChoice]:
     return [ModelChoice(alias, model.display_name or model.model or alias, alias) for alias, model in config.models.items()]
 
 
-def current_mode(core: AgentCore) -> str:
-    if core.plan_mode:
-        return "plan"
-    if core.approvals.yolo:
-        return "yolo"
-    return "ask" if core.approvals.always_ask else "default"
-
-
-def current_model_value(core: AgentCore) -> str | None:
-    return core.model_alias or core.config.default_model or None
-
-
-def thinking_on(core: AgentCore) -> bool:
-    """Whether the session's next request thinks (the rule of `llm.thinking_effort`)."""
-    resolved = core.resolved_model()
-    if resolved is None:
-        return False
-    wanted = core.thinking if core.thinking is not None else core.config.default_thinking
-    return resolved.always_thinking or (bool(wanted) and resolved.supports_thinking)
-
-
 def boolean_options_supported(client_capabilities: dict[str, Any] | None) -> bool:
     """`clientCapabilities.session.configOptions.boolean` (schema 1.25): the client shows toggles."""
     session = (client_capabilities or {}).get("session")
@@ -83,7 +65,7 @@ def boolean_options_supported(client_capabilities: dict[str, Any] | None) -> boo
 
 def modes_state(core: AgentCore) -> dict[str, Any]:
     return {
-        "currentModeId": current_mode(core),
+        "currentModeId": core.controls.mode,
         "availableModes": [{"id": i, "name": n, "description": d} for i, n, d in MODES],
     }
 
@@ -96,12 +78,12 @@ def config_options(core: AgentCore, client_capabilities: dict[str, Any] | None =
             "description": "How much the agent may do without asking.",
             "category": "mode",
             "type": "select",
-            "currentValue": current_mode(core),
+            "currentValue": core.controls.mode,
             "options": [{"value": i, "name": n, "description": d} for i, n, d in MODES],
         }
     ]
     choices = model_choices(core.config)
-    current = current_model_value(core)
+    current = core.controls.current_model()
     if choices and current is not None:
         options.append(
             {
@@ -129,14 +111,14 @@ def sandbox_option(core: AgentCore) -> dict[str, Any]:
         "description": "Where commands run: in an OS sandbox without asking, or each asking for approval.",
         "category": SANDBOX_CATEGORY,
         "type": "select",
-        "currentValue": core.sandbox.mode,
+        "currentValue": core.controls.sandbox.mode,
         "options": [{"value": v, "name": n, "description": d} for v, n, d in SANDBOX_LEVELS],
     }
 
 
 def thinking_option(core: AgentCore, *, boolean: bool) -> dict[str, Any] | None:
     """The thought-level control for the session's model; None when the model has no thinking."""
-    resolved = core.resolved_model()
+    resolved = core.controls.resolved_model()
     if resolved is None or not resolved.supports_thinking:
         return None
     option: dict[str, Any] = {
@@ -148,56 +130,32 @@ def thinking_option(core: AgentCore, *, boolean: bool) -> dict[str, Any] | None:
     if resolved.always_thinking:  # one level only: shown, not switchable
         return {**option, "type": "select", "currentValue": "on",
                 "options": [{"value": "on", "name": "On", "description": "This model always thinks."}]}
-    on = thinking_on(core)
+    on = core.controls.thinking_on()
     if boolean:
         return {**option, "type": "boolean", "currentValue": on}
     return {**option, "type": "select", "currentValue": "on" if on else "off",
             "options": [{"value": v, "name": n, "description": d} for v, n, d in THINKING_LEVELS]}
 
 
-def apply_mode(core: AgentCore, mode_id: str) -> None:
-    if mode_id not in MODE_IDS:
-        raise OptionError(f"unknown mode {mode_id!r} (available: {', '.join(MODE_IDS)})")
-    core.set_plan_mode(mode_id == "plan", announce=False)
-    if mode_id != "plan":
-        core.set_yolo(mode_id == "yolo", announce=False)
-        core.approvals.set_always_ask(mode_id == "ask")
-
-
-async def apply_option(core: AgentCore, config_id: str, value: Any) -> None:
+def apply_option(core: AgentCore, config_id: str, value: Any) -> None:
+    """`session/set_config_option`: OptionError for an option the session does not have or a value
+    not of its kind; `SettingError` (from the controls) for a value the setting cannot take."""
+    controls = core.controls
     if config_id == "mode":
-        apply_mode(core, str(value))
-        return
-    if config_id == "model":
-        alias, thinking = str(value), core.thinking
-        base = alias[: -len(THINKING_SUFFIX)] if alias.endswith(THINKING_SUFFIX) else None
-        if alias not in core.config.models and base in core.config.models:
-            alias, thinking = base, True  # an older picker value (a client or a saved session)
-        if alias not in core.config.models:
-            values = ", ".join(c.value for c in model_choices(core.config))
-            raise OptionError(f"unknown model {value!r} (available: {values})")
-        await core.set_model(alias, thinking)
-        return
-    if config_id == THINKING_ID:
-        await core.set_thinking(_thinking_value(core, value))
-        return
-    if config_id == SANDBOX_ID:
-        try:
-            core.set_sandbox(str(value))
-        except ValueError as exc:
-            raise OptionError(str(exc)) from None
-        return
-    raise OptionError(f"unknown config option {config_id!r} (available: {', '.join(OPTION_IDS)})")
+        controls.set_mode(str(value))
+    elif config_id == "model":
+        controls.set_model(str(value))
+    elif config_id == THINKING_ID:
+        controls.set_thinking(_thinking_value(value))
+    elif config_id == SANDBOX_ID:
+        controls.set_sandbox(str(value))
+    else:
+        raise OptionError(f"unknown config option {config_id!r} (available: {', '.join(OPTION_IDS)})")
 
 
-def _thinking_value(core: AgentCore, value: Any) -> bool:
-    """`on` / `off` (the select) or true / false (the toggle), checked against the model."""
+def _thinking_value(value: Any) -> bool:
+    """`on` / `off` (the select) or true / false (the toggle)."""
     on = value if isinstance(value, bool) else {"on": True, "off": False}.get(str(value))
     if on is None:
         raise OptionError(f"unknown thinking value {value!r} (available: on, off)")
-    resolved = core.resolved_model()
-    if resolved is None or not resolved.supports_thinking:
-        raise OptionError(f"the model {resolved.alias if resolved else ''!r} has no thinking mode")
-    if resolved.always_thinking and not on:
-        raise OptionError(f"the model {resolved.alias!r} always thinks: thinking cannot be turned off")
     return on

@@ -10,7 +10,7 @@ reason rides in the title: `ReadFile: ~/.kimi/config.toml (holds credentials)`.
 
 from __future__ import annotations
 
-from ...tools.actions import EDIT_OUTSIDE_ACTION, READ_OUTSIDE_ACTION, READ_SENSITIVE_ACTION
+from ...wire.actions import EDIT_OUTSIDE_ACTION, READ_OUTSIDE_ACTION, READ_SENSITIVE_ACTION
 from ...wire.types import ApprovalRequest
 
 AUTO_APPROVED_KINDS = frozenset({"read", "search"})  # what clients approve unasked (acpx's --approve-reads)

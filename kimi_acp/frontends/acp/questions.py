@@ -24,7 +24,7 @@ from typing import Any
 
 from acp.schema import ElicitationFormSessionMode, PermissionOption, ToolCallUpdate
 
-from ...tools.question import set_question_support
+from ...front_end import QuestionSupport
 from ...wire.types import QuestionItem, QuestionNotSupported, QuestionRequest, QuestionResponse
 from .convert import text_content
 
@@ -44,9 +44,9 @@ def form_supported(client_capabilities: dict[str, Any]) -> bool:
     return isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
 
 
-def configure(toolset: Any, client_capabilities: dict[str, Any]) -> None:
-    """Offer the session's AskUserQuestion in the shape this client can show."""
-    set_question_support(toolset, "full" if form_supported(client_capabilities) else "single_choice")
+def question_support(client_capabilities: dict[str, Any]) -> QuestionSupport:
+    """What this client can show of AskUserQuestion (the session's `FrontEnd.questions`)."""
+    return "full" if form_supported(client_capabilities) else "single_choice"
 
 
 def fits_permission(request: QuestionRequest) -> bool:

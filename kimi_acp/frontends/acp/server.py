@@ -24,14 +24,15 @@ from ...config import ConfigError, LoadedConfig, load_config, resolve_model
 from ...core.errors import SessionBusy, SessionDeleted
 from ...core.session_lock import TurnLock
 from ...errors import AgentFileError
+from ...front_end import FrontEnd
 from ...root_core import build_root_core
 from ...util.fs import copy_private
 from ...util.share_dir import mcp_file_may_list_servers
-from . import session_admin
+from . import questions, session_admin
 from .errors import auth_required, internal_error, invalid_params, resource_not_found, session_busy, session_not_found
 from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
 from .kaos import AcpKaos, ClientCapabilities
-from .options import OptionError, apply_mode, apply_option, config_options, modes_state
+from .options import apply_option
 from .session import AcpSession
 from .steering import METHOD as STEERING_METHOD
 from .steering import parse_steering, steer
@@ -163,7 +164,7 @@ class AcpServer:
         acp_session = self._get_or_open(session_id, cwd, loaded, servers, dirs)
         _keep_system_prompt(acp_session.core.session)
         await acp_session.use_mcp_servers(servers)
-        acp_session.core.set_extra_dirs(dirs)
+        acp_session.core.controls.set_extra_dirs(dirs)
         return acp_session
 
     async def fork_session(
@@ -307,10 +308,10 @@ class AcpServer:
         try:
             # the config's agent_file, skills, default_yolo; [[hooks]] (a block shows as a failed
             # tool card or as the agent's reply) and the Agent tool
-            core = build_root_core(session, loaded, kaos, extra_dirs=extra_dirs or ())
+            front_end = FrontEnd(questions=questions.question_support(self.client_capabilities_raw), sandbox=self.sandbox_mode)
+            core = build_root_core(session, loaded, kaos, front_end=front_end, extra_dirs=extra_dirs or ())
         except AgentFileError as exc:
             raise internal_error("Invalid configuration", str(exc)) from None
-        core.sandbox.runtime_mode = self.sandbox_mode
         kaos.workspace = lambda: [core.work_dir, *core.workspace_dirs()]  # where refused writes may not go to disk
         acp_session = AcpSession(self, core)
         kaos.on_terminal = acp_session.on_terminal
@@ -343,8 +344,7 @@ class AcpServer:
 
     def _opened(self, acp_session: AcpSession, result: dict[str, Any]) -> dict[str, Any]:
         """Add modes and options to a response; commands follow once the response is out."""
-        result["modes"] = modes_state(acp_session.core)
-        result["configOptions"] = config_options(acp_session.core, self.client_capabilities_raw)
+        result.update(acp_session.settings())
         asyncio.get_running_loop().call_soon(acp_session.send_available_commands)
         return result
 
@@ -353,18 +353,18 @@ class AcpServer:
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> dict[str, Any]:
         acp_session = self._session(session_id)
         try:
-            apply_mode(acp_session.core, mode_id)
-        except OptionError as exc:
+            acp_session.client_sets(lambda: acp_session.core.controls.set_mode(mode_id))
+        except ConfigError as exc:  # SettingError: the controls' words
             raise invalid_params("modeId", str(exc)) from None
         return {}
 
     async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> dict[str, Any]:
         acp_session = self._session(session_id)
         try:
-            await apply_option(acp_session.core, config_id, value)
-        except (OptionError, ConfigError) as exc:
-            raise invalid_params("value" if isinstance(exc, ConfigError) else "configId", str(exc)) from None
-        return {"configOptions": config_options(acp_session.core, self.client_capabilities_raw)}
+            options = acp_session.client_sets(lambda: apply_option(acp_session.core, config_id, value))
+        except ConfigError as exc:  # OptionError, or the controls' SettingError
+            raise invalid_params("value", str(exc)) from None
+        return {"configOptions": options}
 
     # ------------------------------------------------------------------ prompts
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from acp import RequestError
@@ -44,7 +45,7 @@ from . import questions
 from .convert import prompt_to_user_input
 from .errors import auth_required, internal_error, invalid_params, session_busy, session_not_found
 from .handshake import auth_methods
-from .options import config_options, current_mode
+from .options import config_options, modes_state
 from .task_output import LIMIT as TASK_OUTPUT_LIMIT
 from .updates import Update, UpdateMapper
 from .usage import prompt_usage, session_cost
@@ -93,7 +94,10 @@ class AcpSession:
         self._permissions: set[asyncio.Task[None]] = set()  # open permission and question requests
         self._background_permissions: set[asyncio.Task[None]] = set()  # those of background subagents
         self._side_tasks: set[asyncio.Task[Any]] = set()  # title requests, turns started by steering
-        questions.configure(core.toolset, server.client_capabilities_raw)
+        # The mode and config options as the client last heard them (the options: None until a
+        # response carried them); while it sets one itself, the change is not echoed back.
+        self._shown: tuple[str, list[dict[str, Any]] | None] = (core.controls.mode, None)
+        self._client_setting = False
         self._unsubscribe = core.stream.subscribe(self._on_message)
         self._unsubscribe_tasks = core.tasks.on_end(self._on_task_end)
         # A background command's output on its card, for clients that show display-only terminals.
@@ -146,22 +150,45 @@ class AcpSession:
         commands = acp_entries(self.core.slash.commands())
         self.send_update({"sessionUpdate": "available_commands_update", "availableCommands": commands})
 
-    def send_config_state(self) -> None:
-        self.send_update({"sessionUpdate": "current_mode_update", "currentModeId": current_mode(self.core)})
-        self.send_update({"sessionUpdate": "config_option_update", "configOptions": self._config_options()})
+    def settings(self) -> dict[str, Any]:
+        """The modes and config options now, as a response carries them (session/new, load,
+        resume, fork): the client knows them from there."""
+        modes, options = modes_state(self.core), self._config_options()
+        self._shown = (modes["currentModeId"], options)
+        return {"modes": modes, "configOptions": options}
+
+    def client_sets(self, change: Callable[[], None]) -> list[dict[str, Any]]:
+        """A mode or option the client sets itself (session/set_mode, set_config_option): its
+        response carries the options, so the controls' announcement is not echoed as updates.
+        Returns the options now."""
+        self._client_setting = True
+        try:
+            change()
+        finally:
+            self._client_setting = False
+        return self.settings()["configOptions"]
 
     def _config_options(self) -> list[dict[str, Any]]:
         return config_options(self.core, self.server.client_capabilities_raw)
+
+    def _show_settings(self) -> None:
+        """A setting changed (a slash command, a plan tool, another picker): the client hears what
+        it does not know yet, the mode and the options each in its own update."""
+        mode, options = self.core.controls.mode, self._config_options()
+        shown_mode, shown_options = self._shown
+        if mode != shown_mode:
+            self.send_update({"sessionUpdate": "current_mode_update", "currentModeId": mode})
+        if options != shown_options:
+            self.send_update({"sessionUpdate": "config_option_update", "configOptions": options})
+        self._shown = (mode, options)
 
     def _on_message(self, message: Any) -> None:
         if isinstance(message, CommandsChanged):  # a skill appeared, changed or went away
             self.send_available_commands()
             return
-        if isinstance(message, ModeChanged):
-            self.send_config_state()
-            return
-        if isinstance(message, (ModelChanged, SandboxChanged)):  # /model, /thinking, /sandbox: the pickers follow
-            self.send_update({"sessionUpdate": "config_option_update", "configOptions": self._config_options()})
+        if isinstance(message, (ModeChanged, ModelChanged, SandboxChanged)):  # /yolo, /model, /sandbox, ...
+            if not self._client_setting:
+                self._show_settings()
             return
         if isinstance(message, TitleChanged):
             self.send_update(
@@ -193,11 +220,11 @@ class AcpSession:
 
     def _task_state(self, task_id: str) -> BackgroundTaskDisplayBlock | None:
         task = self.core.tasks.get(task_id)
-        return _task_block(task) if task is not None else None
+        return task.display_block() if task is not None else None
 
     def _on_task_end(self, task: Any) -> None:
         """A background task ended: the card that started it shows its final state."""
-        for update in self._mapper.task_ended(_task_block(task), task.exit_code):
+        for update in self._mapper.task_ended(task.display_block(), task.exit_code):
             self.send_update(update)
 
     def _task_log(self, task_id: str) -> tuple[bytes, int | None]:
@@ -360,12 +387,6 @@ class AcpSession:
         self._unsubscribe_tasks()
         self._unsubscribe_output()
         await self.core.close()
-
-
-def _task_block(task: Any) -> BackgroundTaskDisplayBlock:
-    from ...tools.tasks import task_display  # loaded with the core's tools already
-
-    return task_display(task)
 
 
 def _withdraw_when_settled(request: Request, task: asyncio.Task[None]) -> None:

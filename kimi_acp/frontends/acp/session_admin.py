@@ -12,7 +12,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
 from ... import sessions
-from ...core.titles import user_title
+from ...core.session_controls import SettingError, rename_stored
 from .errors import invalid_params, resource_not_found
 
 if TYPE_CHECKING:
@@ -58,17 +58,12 @@ def stored(open_sessions: dict[str, AcpSession], session_id: str) -> sessions.Se
 def set_title(open_sessions: dict[str, AcpSession], session_id: str, title: str) -> dict[str, Any]:
     """Store a title the user chose: never replaced by a generated one (Kimi's `title_generated`).
     An open session announces it like `/rename` (`session_info_update`)."""
-    normalized = user_title(title)
-    if not normalized:
-        raise invalid_params("title", "must not be empty or only whitespace")
     session = stored(open_sessions, session_id)
     acp_session = open_sessions.get(session_id)
-    if acp_session is not None:
-        acp_session.core.rename(normalized)
-    else:
-        session.state.custom_title = normalized
-        session.state.title_generated = True
-        session.save_state()
+    try:
+        normalized = acp_session.core.controls.rename(title) if acp_session is not None else rename_stored(session, title)
+    except SettingError as exc:  # nothing left of it: the same words as every front end's
+        raise invalid_params("title", str(exc)) from None
     return {"title": normalized}
 
 

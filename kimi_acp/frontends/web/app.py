@@ -194,7 +194,7 @@ def create_app(hub: Hub, token: str, *, bound_host: str, port: int) -> ASGIApp:
             elif action == "always_ask":
                 driver.set_always_ask(bool(body.get("enabled")))
             elif action == "model":
-                await driver.set_model(_text(body, "alias"))
+                driver.set_model(_text(body, "alias"))
             elif action == "undo_preview":
                 return _json(await driver.undo_preview(_turns(body)))
             elif action == "undo":

@@ -20,6 +20,7 @@ import json
 import logging
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,8 +29,11 @@ from ... import sessions
 from ...config import LoadedConfig
 from ...core.agent_core import INTERNAL_SIGNALS, AgentCore, FromUser, ModeChanged, TitleChanged
 from ...core.errors import NoTurnInProgress
+from ...core.session_controls import SettingError, rename_stored
 from ...core.toolset import CANCELLED_MESSAGE
+from ...core.turn import ModelChanged
 from ...errors import SessionError
+from ...front_end import FrontEnd
 from ...wire.file import read_wire_file
 from ...wire.types import (
     ApprovalRequest,
@@ -135,11 +139,11 @@ class Driver:
             "plan_mode": core.plan_mode,
             "yolo": core.approvals.yolo,
             "always_ask": core.approvals.always_ask,
-            "model": core.model_alias or core.config.default_model or "",
+            "model": core.controls.current_model() or "",
         }
 
     def _on_message(self, message: Any) -> None:
-        if isinstance(message, (ModeChanged, TitleChanged)):
+        if isinstance(message, (ModeChanged, ModelChanged, TitleChanged)):  # whoever changed it
             self._broadcast(_Raw(notification("Status", self.status())))
             return
         if isinstance(message, INTERNAL_SIGNALS):
@@ -372,31 +376,25 @@ class Driver:
         self.pending.pop(request_id, None)
         self._broadcast(_Raw(notification("RequestResolved", {"id": request_id, "response": "answered"})))
 
+    # The settings go through the session's controls, which check them and announce a change:
+    # every page gets the new Status from that (`_on_message`).
+
     def rename(self, title: str) -> None:
-        title = " ".join(title.split())
-        if not title:
-            raise WebError("The title is empty.", 400)
-        self.core.rename(title[:200])  # TitleChanged: every page gets the new Status
+        with _as_web_error():
+            self.core.controls.rename(title)
 
     def set_plan_mode(self, enabled: bool) -> None:
-        self.core.set_plan_mode(enabled)
-        self._broadcast(_Raw(notification("Status", self.status())))
+        self.core.controls.set_plan_mode(enabled)
 
     def set_always_ask(self, enabled: bool) -> None:
         """Every command asks, read-only ones too (kept in the session's state)."""
-        self.core.approvals.set_always_ask(enabled)
-        self._broadcast(_Raw(notification("Status", self.status())))
+        self.core.controls.set_always_ask(enabled)
 
-    async def set_model(self, alias: str) -> None:
+    def set_model(self, alias: str) -> None:
         if self.busy:
             raise WebError("The model cannot change while a turn is running.")
-        from ...config import ConfigError
-
-        try:
-            await self.core.set_model(alias, self.core.thinking)
-        except ConfigError as exc:
-            raise WebError(str(exc), 400) from None
-        self._broadcast(_Raw(notification("Status", self.status())))
+        with _as_web_error():
+            self.core.controls.set_model(alias)
 
     async def close(self) -> None:
         if self._flush is not None:
@@ -441,13 +439,8 @@ class Hub:
         if session_id in self.drivers:
             self.drivers[session_id].rename(title)
             return
-        session = self._find(session_id)
-        title = " ".join(title.split())
-        if not title:
-            raise WebError("The title is empty.", 400)
-        session.state.custom_title = title[:200]
-        session.state.title_generated = True  # never replaced by a generated one
-        session.save_state()
+        with _as_web_error():
+            rename_stored(self._find(session_id), title)  # never replaced by a generated one
 
     async def delete(self, session_id: str) -> None:
         """Remove a session from disk (not while it runs a turn); its open pages' streams end."""
@@ -497,17 +490,12 @@ class Hub:
     def _drive(self, session: sessions.Session, agent: AgentSetup | None) -> Driver:
         from ...kaos.local import LocalKaos
         from ...root_core import build_root_core
-        from ...tools.plan import set_plan_mode_support
-        from ...tools.question import set_question_support
 
         # the agent file, skills, [[hooks]] and the Agent tool (its children's messages show as
-        # the tool's card), as in every front end
+        # the tool's card), as in every front end; the page shows questions and plan mode
         kaos = LocalKaos()
-        core = build_root_core(session, self.loaded, kaos, agent=agent, yolo=self.yolo or None)
-        if self.always_ask:
-            core.approvals.default_always_ask = True
-        set_question_support(core.toolset, "full")  # the page shows questions
-        set_plan_mode_support(core.toolset, True)  # and plan mode
+        front_end = FrontEnd(yolo=self.yolo or None, always_ask=True if self.always_ask else None)
+        core = build_root_core(session, self.loaded, kaos, agent=agent, front_end=front_end)
         driver = Driver(core)
         kaos.output_listener = driver.on_output  # a running command's output, live
         self.drivers[session.id] = driver
@@ -529,3 +517,12 @@ class Hub:
             except Exception:
                 log.exception("closing session %s failed", driver.core.session.id)
         self.drivers.clear()
+
+
+@contextmanager
+def _as_web_error() -> Iterator[None]:
+    """A setting the session's controls refused: a 400 with their words (the same as every front end's)."""
+    try:
+        yield
+    except SettingError as exc:
+        raise WebError(str(exc), 400) from None

@@ -15,7 +15,8 @@ def initialize_result(commands: Sequence[Any] | None = None) -> dict[str, Any]:
     not given (the early answer, sent only when no skill can exist, see `main.py`)."""
     from ... import __version__
     from ...core.hook_events import HOOK_EVENTS
-    from ...core.slash import BUILTIN_COMMANDS, wire_entries
+    from ...core.slash import wire_entries
+    from ...core.slash_commands import BUILTIN_COMMANDS
 
     return {
         "protocol_version": WIRE_PROTOCOL_VERSION,

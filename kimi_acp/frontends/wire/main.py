@@ -179,7 +179,7 @@ def _early_commands(options: dict[str, Any]) -> list[Any] | None:
     if settings is None:
         return None
     extra_dirs, merge = settings
-    from ...core.slash import BUILTIN_COMMANDS
+    from ...core.slash_commands import BUILTIN_COMMANDS
     from ...skills.sources import SkillSources, may_have_skills
 
     work_dir = Path(options["work_dir"]).expanduser() if options.get("work_dir") else Path.cwd()
@@ -190,7 +190,7 @@ def _early_commands(options: dict[str, Any]) -> list[Any] | None:
     from ...core.slash import SlashRegistry
     from ...skills.provider import SkillProvider
 
-    registry = SlashRegistry()  # the same composition as the session's registry
+    registry = SlashRegistry(BUILTIN_COMMANDS)  # the same composition as the session's registry
     registry.add_provider(SkillProvider(sources, log_problems=False))  # logging is not set up yet
     return registry.commands()
 
@@ -329,28 +329,31 @@ def _prepare(
     from ...util.process_guard import keep_process_private
 
     keep_process_private()  # before any command can run: its children cannot read us (issue #30)
+    from ...front_end import FrontEnd
     from ...kaos.local import LocalKaos
     from .server import WireServer
 
+    # Questions and plan mode wait for the client's `initialize` (WireServer); the modes are the
+    # options': --yolo (else the config's default_yolo), --afk, and for a session that made no
+    # choice of its own --always-ask and --sandbox.
+    front_end = FrontEnd(
+        questions="none", plan_mode=False, afk=afk, sandbox=sandbox, yolo=yolo or None, always_ask=True if always_ask else None
+    )
     # hooks are attached here too; WireServer takes the same engine for the client's subscriptions
     core = build_root_core(
         session,
         loaded,
         LocalKaos(),
         agent=agent,
+        front_end=front_end,
         skills_dirs=skill_dirs,
         extra_dirs=extra_dirs,
-        yolo=yolo or None,  # --yolo, else the config's default_yolo
         model_alias=model,
         thinking=thinking,
         max_steps_per_turn=max_steps_per_turn,
     )
-    core.approvals.runtime_afk = afk
-    if always_ask:  # --always-ask: for a session that made no choice of its own
-        core.approvals.default_always_ask = True
-    core.sandbox.runtime_mode = sandbox  # --sandbox: for a session that made no choice of its own
     if plan and not core.plan_mode:
-        core.set_plan_mode(True, announce=False)
+        core.controls.set_plan_mode(True)
     if mcp_servers is not None and (mcp_servers.servers or mcp_servers.problems):
         from ...mcp.config import McpConfigError
         from ...mcp.session import attach  # only with servers: nothing of MCP is loaded otherwise

@@ -22,8 +22,6 @@ from ...errors import SessionError, SignInRequired
 from ...hooks import attach as attach_hooks
 from ...llm.errors import ChatProviderError
 from ...startup.stdio import StdoutWriter, stdin_is_regular_file
-from ...tools.plan import PlanQuestion, set_plan_mode_support
-from ...tools.question import set_question_support
 from ...wire import jsonrpc as rpc
 from ...wire.file import read_wire_file
 from ...wire.serde import describe_validation_error, to_envelope
@@ -33,6 +31,7 @@ from ...wire.types import (
     ContentPart,
     HookRequest,
     HookResponse,
+    PlanQuestion,
     QuestionNotSupported,
     QuestionRequest,
     QuestionResponse,
@@ -128,8 +127,7 @@ class WireServer:
                 self.capabilities = InitializeParams.model_validate(early_initialize).capabilities or self.capabilities
             except ValidationError:
                 pass
-        self._offer_questions()
-        self._offer_plan_mode()
+        self._declare_client()
         # the core's hook engine (root_core attached it; attach is idempotent): [[hooks]] now, the
         # client's subscriptions at initialize
         self.hooks = attach_hooks(core)
@@ -146,13 +144,12 @@ class WireServer:
     def _send(self, message: dict[str, Any]) -> None:
         self.writer.write(rpc.dumps(message))
 
-    def _offer_questions(self) -> None:
-        """AskUserQuestion is offered to the model only if the client said it can show questions."""
-        set_question_support(self.core.toolset, "full" if self.capabilities.supports_question else "none")
-
-    def _offer_plan_mode(self) -> None:
-        """EnterPlanMode / ExitPlanMode are offered only to a client that declared `supports_plan_mode`."""
-        set_plan_mode_support(self.core.toolset, self.capabilities.supports_plan_mode)
+    def _declare_client(self) -> None:
+        """What the client said it can show: AskUserQuestion is offered to the model only with
+        `supports_question`, EnterPlanMode / ExitPlanMode only with `supports_plan_mode`."""
+        capabilities = self.capabilities
+        questions = "full" if capabilities.supports_question else "none"
+        self.core.client_declared(questions=questions, plan_mode=capabilities.supports_plan_mode)
 
     def _on_message(self, message: Any) -> None:
         if isinstance(message, INTERNAL_SIGNALS):
@@ -271,8 +268,7 @@ class WireServer:
         if self.core.busy:
             raise rpc.JsonRpcError(rpc.INVALID_STATE, str(TurnInProgress()))
         self.capabilities = params.capabilities or ClientCapabilities()
-        self._offer_questions()
-        self._offer_plan_mode()
+        self._declare_client()
         self.core.refresh_commands()  # skills added on disk since start-up are listed (and work)
         result = initialize_result(self.core.slash.commands())
         if params.external_tools is not None:
@@ -321,7 +317,7 @@ class WireServer:
         return {"status": "steered"}
 
     async def _m_set_plan_mode(self, params: SetPlanModeParams) -> dict[str, Any]:
-        self.core.set_plan_mode(params.enabled)
+        self.core.controls.set_plan_mode(params.enabled)
         return {"status": "ok", "plan_mode": self.core.plan_mode}
 
     async def _m_cancel(self, params: _NoParams) -> dict[str, Any]:

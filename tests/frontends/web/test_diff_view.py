@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from kimi_acp.frontends.web.diffview import MAX_ROWS, page_display
-from kimi_acp.tools.diff import diff_lines, make_diff_blocks
+from kimi_acp.frontends.web.diffview import MAX_ROWS, diff_lines, page_display
+from kimi_acp.tools.diff import make_diff_blocks
 from tests.support.wire_client import tool_call
 from tests.frontends.web.conftest import StartWeb
 

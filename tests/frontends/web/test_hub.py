@@ -33,7 +33,7 @@ async def test_a_hub_session_runs_the_configs_agent_file(tmp_path: Path, work_di
     try:
         core = hub.new_session().core
         assert sorted(core.toolset.names()) == ["AskUserQuestion", "Glob", "ReadFile"]
-        assert getattr(core.toolset.get("AskUserQuestion"), "support") == "full"  # the hub's own setting stays
+        assert core.front_end.questions == "full" and core.front_end.plan_mode  # the page shows questions and plans
         assert engine_of(core) is not None  # [[hooks]] attached
         assert "skill:review" in [c.name for c in core.slash.commands()]
         reopened = hub.driver(core.session.id).core

@@ -1,5 +1,5 @@
-"""Strings the tools use and the front ends recognise (approval actions, a display type), here so a
-front end can map them without importing the tool modules."""
+"""Strings the tools put in their messages and the front ends recognise (approval actions, display
+block types): vocabulary below both, so a front end maps them without importing `tools/`."""
 
 from __future__ import annotations
 

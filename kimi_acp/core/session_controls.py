@@ -325,9 +325,11 @@ class SessionControls:
         return True
 
     def _store_title(self, title: str) -> None:
+        changed = self.session.state.custom_title != title
         self.session.state.custom_title = title
         self.session.save_state()
-        self.stream.send(TitleChanged(title))
+        if changed:
+            self.stream.send(TitleChanged(title))
 
     # ------------------------------------------------------------------ refusal
 

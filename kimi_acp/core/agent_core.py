@@ -691,8 +691,7 @@ class AgentCore:
         """The note a step in plan mode adds after the history (a `StepHost` method)."""
         path = self.plan_file_path()
         state = "exists: read it first, then update it" if path.exists() else "does not exist yet: create it with WriteFile"
-        tool = self.toolset.get(EXIT_PLAN_MODE)
-        can_exit = tool is not None and EXIT_PLAN_MODE not in self.toolset.hidden and getattr(tool, "listed", True)
+        can_exit = self.toolset.offers(EXIT_PLAN_MODE)
         finish = "call ExitPlanMode for the user's approval" if can_exit else "present the plan and wait for the user"
         return PLAN_MODE_REMINDER.format(path=path, state=state, finish=finish)
 

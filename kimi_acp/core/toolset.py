@@ -123,6 +123,11 @@ class Toolset:
         tools = [self.get(name) for name in list(self._tools) if name not in self.hidden]
         return [spec for t in tools if t is not None and (spec := t.offer(env)) is not None]
 
+    def offers(self, name: str) -> bool:
+        """Whether the model is offered the tool `name` now (`specs`)."""
+        tool = self.get(name) if name not in self.hidden else None
+        return tool is not None and tool.offer(self._host.tool_env()) is not None
+
     def replace(self, tool: Tool) -> None:
         """Swap a built-in for another implementation with the same name (e.g. a client terminal)."""
         self._tools[tool.name] = tool

@@ -112,10 +112,13 @@ def test_a_core_is_built_from_its_front_ends_description(tmp_path: Path, work_di
     assert {"AskUserQuestion", "EnterPlanMode", "ExitPlanMode"} <= offered(plain)
     wire = core(FrontEnd(questions="none", plan_mode=False, afk=True, sandbox="read-only", yolo=False, always_ask=False))
     assert not wire.approvals.yolo and not wire.approvals.always_ask and wire.approvals.afk
-    assert wire.sandbox.mode == "read-only" and wire.controls.mode == "default"
+    assert wire.sandbox.mode == "read-only" and wire.controls.mode == "default" and wire.toolset.offers("Shell")
     assert not {"AskUserQuestion", "EnterPlanMode", "ExitPlanMode"} & offered(wire)
     assert {"Shell", "ReadFile"} <= offered(wire)
+    wire.controls.set_plan_mode(True)  # `--plan`: the model is not told of a tool it is not offered
+    assert "present the plan and wait for the user" in wire.plan_reminder()
     wire.client_declared(questions="full", plan_mode=True)  # a Wire client's `initialize`, after the build
+    assert "call ExitPlanMode for the user's approval" in wire.plan_reminder()
     assert {"AskUserQuestion", "EnterPlanMode", "ExitPlanMode"} <= offered(wire)
     assert wire.front_end == FrontEnd(afk=True, sandbox="read-only", yolo=False, always_ask=False)  # the rest kept
     acp = core(FrontEnd(questions="single_choice"))

@@ -250,16 +250,11 @@ class Agent:
                     answers = await _maybe_await(self._on_question(request))
                 request.resolve(QuestionResponse(request_id=request.id, answers=answers or {}))
             else:
-                request.resolve(None)
+                request.decline()  # tool calls and hooks of a Wire client: none here
         except Exception:
             # A failing callback must not leave the turn waiting forever: refuse, as for a garbled answer.
             log.exception("%s callback failed; treating it as a refusal", type(request).__name__)
-            if isinstance(request, ApprovalRequest):
-                request.resolve(ApprovalResponse(request_id=request.id, response="reject"))
-            elif isinstance(request, QuestionRequest):
-                request.resolve(QuestionResponse(request_id=request.id))
-            else:
-                request.resolve(None)
+            request.decline()
 
 
 def encode_wire_line(message: WireMessage) -> str:

@@ -243,7 +243,7 @@ class HookEngine:
             return _Outcome(problem=str(exc))
         finally:
             if not request.resolved:  # timed out or cancelled: a late answer is ignored
-                request.resolve(HookResponse(request_id=request.id))
+                request.decline()
         if isinstance(answer, HookResponse) and answer.action == "block":
             reason = answer.reason or "(no reason)"
             log.info("hook %s: Wire subscription %r blocked: %s", event, subscription.id, reason)

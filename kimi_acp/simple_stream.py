@@ -20,16 +20,16 @@ True
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar, Union
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .util.dispatch import Handlers
 from .wire.types import (
     StatusUpdate,
     StepBegin,
     StepInterrupted,
-    SubagentEvent,
     TextPart,
     ThinkPart,
     TokenUsage,
@@ -226,6 +226,9 @@ def tool_output_text(value: ToolReturnValue) -> str:
     return output or value.message
 
 
+_on: Handlers[Callable[[SimpleStream, Any, list[SimpleEvent]], None]] = Handlers()
+
+
 class SimpleStream:
     """Maps the core's Wire messages, in order, to simple-stream events (pure: no I/O).
 
@@ -259,64 +262,85 @@ class SimpleStream:
         return self._depth > 0
 
     def feed(self, message: Any) -> list[SimpleEvent]:
-        """The events one Wire message produces (often none)."""
+        """The events one Wire message produces (often none): its handler's, outside a run only a
+        TurnBegin's. Anything without a handler (approvals, hooks, subagents' messages) maps to nothing."""
         out: list[SimpleEvent] = []
-        if isinstance(message, ToolCallPart):
+        kind = type(message)
+        if kind is ToolCallPart:
             if self._open_call is not None and message.arguments_part:
                 self._open_args.append(message.arguments_part)
             return out
         self._close_call(out)
-        if isinstance(message, WireTurnBegin):
-            self._depth += 1
-            if self._depth == 1:
-                self._reset_run()
-                out.append(RunBegin(user_input=user_input_text(message.user_input)))
-        elif self._depth == 0 or isinstance(message, SubagentEvent):
-            pass  # outside a run (plan-mode toggles, replays of requests), or a subagent's message
-        elif isinstance(message, StepBegin):
-            self._end_turn(out, stopped=False)
-            self._turn += 1
-            self._in_turn = self._step_open = True
-            self._text, self._think, self._calls, self._usage = [], [], [], None
-            out.append(TurnBegin(turn=self._turn))
-        elif isinstance(message, TextPart):
-            if message.text:
-                self._text.append(message.text)
-                out.append(TextDelta(text=message.text))
-        elif isinstance(message, ThinkPart):
-            if message.think:
-                self._think.append(message.think)
-                out.append(ReasoningDelta(text=message.think))
-        elif isinstance(message, ToolCall):
-            self._open_call = message
-            self._open_args = [message.function.arguments or ""]
-        elif isinstance(message, WireToolResult):
-            name = self._names.get(message.tool_call_id, "")
-            result = ToolResult(
-                tool_call_id=message.tool_call_id, name=name, content=tool_output_text(message.return_value)
-            )
-            if self._step_open:
-                self._held.append(result)  # after the step's StepEnd, as the note orders them
-            else:
-                out.append(result)
-        elif isinstance(message, StatusUpdate):
-            # Only a reply's update has a message id or usage. Without either (a provider that sends
-            # neither), it looks like a plan-mode update: the step then ends at the next StepBegin or
-            # TurnEnd, in the same order.
-            if message.message_id is not None or message.token_usage is not None or message.context_tokens is not None:
-                if message.token_usage is not None:
-                    self._usage = Usage.of(message.token_usage)
-                self._end_step(out)
-        elif isinstance(message, StepInterrupted):
-            self._end_step(out)
-        elif isinstance(message, WireTurnEnd):
-            self._depth -= 1
-            if self._depth == 0:
-                self._end_turn(out, stopped=True)
-                last = self._last
-                out.append(RunEnd(content=last.content, tool_calls=last.tool_calls,
-                                  reasoning_content=last.reasoning_content, usage=self._run_usage))  # fmt: skip
+        handler = _on.get(kind)
+        if handler is not None and (self._depth > 0 or kind is WireTurnBegin):
+            handler(self, message, out)
         return out
+
+    # ------------------------------------------------------------------ one handler per message
+
+    @_on(WireTurnBegin)
+    def _turn_begins(self, message: WireTurnBegin, out: list[SimpleEvent]) -> None:
+        self._depth += 1
+        if self._depth == 1:
+            self._reset_run()
+            out.append(RunBegin(user_input=user_input_text(message.user_input)))
+
+    @_on(StepBegin)
+    def _step_begins(self, message: StepBegin, out: list[SimpleEvent]) -> None:
+        self._end_turn(out, stopped=False)
+        self._turn += 1
+        self._in_turn = self._step_open = True
+        self._text, self._think, self._calls, self._usage = [], [], [], None
+        out.append(TurnBegin(turn=self._turn))
+
+    @_on(TextPart)
+    def _text_part(self, message: TextPart, out: list[SimpleEvent]) -> None:
+        if message.text:
+            self._text.append(message.text)
+            out.append(TextDelta(text=message.text))
+
+    @_on(ThinkPart)
+    def _think_part(self, message: ThinkPart, out: list[SimpleEvent]) -> None:
+        if message.think:
+            self._think.append(message.think)
+            out.append(ReasoningDelta(text=message.think))
+
+    @_on(ToolCall)
+    def _tool_call(self, message: ToolCall, out: list[SimpleEvent]) -> None:
+        self._open_call = message
+        self._open_args = [message.function.arguments or ""]
+
+    @_on(WireToolResult)
+    def _tool_result(self, message: WireToolResult, out: list[SimpleEvent]) -> None:
+        name = self._names.get(message.tool_call_id, "")
+        result = ToolResult(tool_call_id=message.tool_call_id, name=name, content=tool_output_text(message.return_value))
+        if self._step_open:
+            self._held.append(result)  # after the step's StepEnd, as the note orders them
+        else:
+            out.append(result)
+
+    @_on(StatusUpdate)
+    def _status(self, message: StatusUpdate, out: list[SimpleEvent]) -> None:
+        # Only a reply's update has a message id or usage. Without either (a provider that sends
+        # neither), it looks like a plan-mode update: the step then ends at the next StepBegin or
+        # TurnEnd, in the same order.
+        if message.message_id is not None or message.token_usage is not None or message.context_tokens is not None:
+            if message.token_usage is not None:
+                self._usage = Usage.of(message.token_usage)
+            self._end_step(out)
+
+    @_on(StepInterrupted)
+    def _interrupted(self, message: StepInterrupted, out: list[SimpleEvent]) -> None:
+        self._end_step(out)
+
+    @_on(WireTurnEnd)
+    def _turn_ends(self, message: WireTurnEnd, out: list[SimpleEvent]) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self._end_turn(out, stopped=True)
+            last = self._last
+            out.append(RunEnd(content=last.content, tool_calls=last.tool_calls,
+                              reasoning_content=last.reasoning_content, usage=self._run_usage))  # fmt: skip
 
     def feed_all(self, messages: Iterable[Any]) -> Iterator[SimpleEvent]:
         for message in messages:

@@ -34,10 +34,10 @@ from ..tools.plan import EXIT as EXIT_PLAN_MODE
 from ..util.child_env import pass_env
 from ..wire.file import WireRecorder
 from ..wire.types import (
+    AnswerT,
     AudioURLPart,
     ImageURLPart,
     QuestionRequest,
-    QuestionResponse,
     Request,
     StatusUpdate,
     SteerInput,
@@ -71,7 +71,7 @@ from .step import run_step
 from .stream import MessageStream
 from .titles import ask_for_title, first_exchange
 from .toolset import ToolOutcome, Toolset
-from .turn import INTERNAL_SIGNALS, CommandsChanged, FromUser, ModeChanged, NestedTurn, TitleChanged, TurnResult
+from .turn import INTERNAL_SIGNALS, CommandsChanged, FromUser, ModeChanged, NestedTurn, TitleChanged, ToolStarted, TurnResult
 from .undo import Checkpoints
 from .usage import UsageMeter
 
@@ -511,7 +511,7 @@ class AgentCore:
             await self._settle_hooks(cancel=cancelled)
             self.approvals.reject_pending()
             for request in list(self._requests.values()):
-                request.resolve(None)
+                request.decline()
             await self._end_checkpoint()
             await self._close_retired_providers(at_turn_end=True)
             self.stream.send(TurnEnd())
@@ -641,7 +641,9 @@ class AgentCore:
     def tool_context(self, call: ToolCall, tool_name: str) -> ToolContext:
         """Everything one tool call may use (a `StepHost` method, core/step.py)."""
         self.checkpoints.warm_up()  # the first tool call of a session starts reading the workspace for /undo
-        return self._context(call.id, tool_name, call.function.arguments or "")
+        context = self._context(call.id, tool_name, call.function.arguments or "")
+        context.on_start = lambda: self.stream.send(ToolStarted(call.id))
+        return context
 
     def command_context(self, command: str) -> ToolContext:
         """What a slash command the user typed (`/export`, `/import`) asks through: the tools'
@@ -667,10 +669,10 @@ class AgentCore:
             checkpoints=self.checkpoints,
         )
 
-    async def send_request(self, request: Request) -> Any:
+    async def send_request(self, request: Request[AnswerT]) -> AnswerT:
         """Put a request on the stream and wait for whoever drives the session to answer it."""
         if isinstance(request, QuestionRequest) and self.approvals.afk:
-            return QuestionResponse(request_id=request.id)  # afk: nobody to ask, dismissed at once
+            return request.declined()  # afk: nobody to ask, dismissed at once
         self._requests[id(request)] = request
         try:
             self.stream.send(request)

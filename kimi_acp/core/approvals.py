@@ -203,7 +203,7 @@ class Approvals:
         also those of background subagents (the session closes)."""
         for req in list(self._pending.values()):
             if background or req.source_kind != "background_agent":
-                req.resolve(ApprovalResponse(request_id=req.id, response="reject"))
+                req.decline()
 
     def _source(self) -> dict[str, Any]:
         return {"source_kind": "foreground_turn", "source_id": self.turn_id}
@@ -269,7 +269,7 @@ class _SubagentApprovals(Approvals):
         """Only this subagent's own requests (the table is shared with the root and its siblings)."""
         for req in list(self._pending.values()):
             if req.source_id == self._source_id:
-                req.resolve(ApprovalResponse(request_id=req.id, response="reject"))
+                req.decline()
 
     def _source(self) -> dict[str, Any]:
         return {

@@ -7,6 +7,10 @@ errors, never an exception out of the turn.
 Every result, from any tool (built-in, MCP, plugin, a Wire client's), leaves `handle` without a
 secret the process knows (util/secrets.py): the model, the client, the hooks and the session
 files all see it after that.
+
+A call that runs is announced once, through its context's `started` (the core sends `ToolStarted`):
+before a tool that never asks (core/tool_facts.py), when the approval of one that may ask lets it
+go on (tools/base.py `ToolContext.approve`), or when one that had nothing to ask returns.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from ..util import secrets
 from ..wire.serde import describe_validation_error
 from ..wire.types import ToolCall, ToolReturnValue
 from .hook_points import NO_HOOKS, HookRunner
+from .tool_facts import ToolFacts, tool_facts
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +45,6 @@ REJECTED_MESSAGE = (
     "to proceed."
 )
 CANCELLED_MESSAGE = "The tool call was cancelled by the user before it finished."
-# Tools that change files: while plan mode is on they may write the plan file only.
-PLAN_MODE_BLOCKED = frozenset({"WriteFile", "StrReplaceFile"})
 
 
 @dataclass
@@ -135,6 +138,13 @@ class Toolset:
     def add(self, tool: Tool | SchemaTool | DeferredTool) -> None:
         self._tools[tool.name] = tool
 
+    def facts(self, name: str) -> ToolFacts:
+        """What the tool called `name` is (core/tool_facts.py); a Wire client's tool never asks: the
+        client runs it."""
+        if isinstance(self._tools.get(name), ExternalTool):
+            return _CLIENT_TOOL
+        return tool_facts(name)
+
     def has(self, name: str) -> bool:
         """Whether a tool (of any kind, created or not) has this name."""
         return name in self._tools
@@ -213,7 +223,8 @@ class Toolset:
                 call, tool_error("Error parsing JSON arguments: expected a JSON object", brief="Invalid arguments")
             )
         ctx = dataclasses.replace(make_context(name), env=self._host.tool_env())
-        if name in PLAN_MODE_BLOCKED and self._host.plan_mode:
+        facts = self.facts(name)
+        if facts.kind == "edit" and self._host.plan_mode:  # while plan mode is on, only the plan file changes
             refusal = self._plan_mode_gate(arguments, ctx)
             if refusal is not None:
                 return ToolOutcome(call, refusal)
@@ -224,6 +235,8 @@ class Toolset:
                     return ToolOutcome(
                         call, tool_error(f"Error validating JSON arguments: {reason}", brief="Invalid arguments")
                     )
+                if not facts.asks:
+                    ctx.started()
                 result = await tool.run(call.function.arguments or "{}", ctx)
             else:
                 try:
@@ -233,6 +246,8 @@ class Toolset:
                         call,
                         tool_error(f"Error validating JSON arguments: {describe_validation_error(exc, limit=5)}", brief="Invalid arguments"),
                     )
+                if not facts.asks:
+                    ctx.started()
                 result = await tool.run(params, ctx)
         except ToolRejectedError as exc:
             result = exc.result if exc.result is not None else rejection_result(exc.feedback)
@@ -243,7 +258,9 @@ class Toolset:
             raise
         except Exception as exc:
             log.exception("tool %s failed", name)
+            ctx.started()  # it ran, and failed
             return ToolOutcome(call, tool_error(f"Error running tool: {exc}", brief="Tool error"))
+        ctx.started()  # a no-op unless it had nothing to ask
         return ToolOutcome(call, result)
 
 
@@ -261,6 +278,9 @@ class Toolset:
             "to the plan file, then present it for approval (ExitPlanMode).",
             brief="Blocked by plan mode",
         )
+
+
+_CLIENT_TOOL = ToolFacts(asks=False)
 
 
 class _PlanFileApprover:

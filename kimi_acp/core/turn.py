@@ -88,4 +88,19 @@ class SandboxChanged:
     mode: str
 
 
-INTERNAL_SIGNALS = (ModeChanged, TitleChanged, CommandsChanged, ModelChanged, SandboxChanged)
+@dataclass(frozen=True)
+class ToolStarted:
+    """Internal (not a Wire message): a tool call runs now, its approval (if it needed one) given.
+
+    Sent once per call that runs, before its ToolResult, by the core that runs it (core/toolset.py):
+    a tool that never asks when it starts, one that may ask when its approval check lets it go on
+    (or, had it nothing to ask, when it returns). A call refused (rejected, denied by a rule,
+    blocked by a hook, unknown, with invalid arguments) gets none. A subagent's reaches the root's
+    stream with its `agent_id` (subagents/runner.py), as its requests do. An ACP card goes
+    `in_progress` on it (frontends/acp/updates.py)."""
+
+    tool_call_id: str
+    agent_id: str | None = None
+
+
+INTERNAL_SIGNALS = (ModeChanged, TitleChanged, CommandsChanged, ModelChanged, SandboxChanged, ToolStarted)

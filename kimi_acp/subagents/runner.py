@@ -7,7 +7,7 @@ tools and prompt, the root's model (or the one asked for), workspace, hooks and 
 messages reach the root's stream merged (whole text per step, tool calls with their arguments)
 and wrapped in `SubagentEvent`s, so every front end sees them in order; its approval requests go
 out unwrapped and name the subagent (`agent_id`, `subagent_type`), so the user answers them as
-any other. Cancelling the tool call cancels the child's turn; closing the child closes its model
+any other, and so does the internal `ToolStarted` of each of its calls (with its `agent_id`). Cancelling the tool call cancels the child's turn; closing the child closes its model
 client. The final assistant text is the tool result, in Kimi's format.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 from ..agent_file import setup
 from ..core.agent_core import AgentCore
 from ..core.hook_points import ALLOW, HookRunner, HookVerdict
-from ..core.turn import INTERNAL_SIGNALS
+from ..core.turn import INTERNAL_SIGNALS, ToolStarted
 from ..errors import SessionError, ToolError
 from ..llm.errors import APIStatusError, ChatProviderError
 from ..plugins import attach as attach_plugins
@@ -276,6 +276,9 @@ class _Forwarder:
         self.parent_call_id, self.agent_id, self.subagent_type = parent_call_id, agent_id, subagent_type
 
     def __call__(self, message: Any) -> None:
+        if isinstance(message, ToolStarted):
+            self._started(message)
+            return
         if isinstance(message, INTERNAL_SIGNALS):
             return
         if isinstance(message, (Request, ApprovalResponse)):
@@ -292,6 +295,13 @@ class _Forwarder:
     def flush(self) -> None:
         for merged, _ in self._merger.flush():
             self._wrap(merged)
+
+    def _started(self, message: ToolStarted) -> None:
+        """One of the child's calls runs: said on the root's stream with the child's id, after the
+        call itself (another call still streaming is left to finish)."""
+        if self._merger.holds_call(message.tool_call_id):
+            self.flush()
+        self._send(ToolStarted(message.tool_call_id, agent_id=self.agent_id))
 
     def _wrap(self, message: Any) -> None:
         envelope = WireEnvelope.model_validate(to_envelope(message))

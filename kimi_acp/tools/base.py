@@ -182,6 +182,8 @@ class ToolContext:
     arguments: str = ""  # the call's arguments as the model wrote them (JSON), for `approve`'s secret check
     checkpoints: ChangeRecorder | None = None  # what /undo restores from (core/undo.py); None: nothing is recorded
     env: ToolEnv = DEFAULT_TOOL_ENV  # the front end's support, the model's capabilities, [services] (the toolset sets it)
+    # Called once when the call runs, its approval given (the core sends `ToolStarted`); see `started`.
+    on_start: Callable[[], None] | None = None
 
     def resolve(self, path: str) -> Path:
         """A tool path argument as an absolute path (relative ones are taken from the work dir)."""
@@ -226,7 +228,7 @@ class ToolContext:
         refused, PermissionDenied if a rule or --afk did."""
         if warning is None and arguments_hold_secret(self.arguments):
             warning = SECRET_IN_ARGUMENTS
-        return await self.approver.request(
+        permit = await self.approver.request(
             tool_call_id=self.tool_call_id,
             sender=self.tool_name,
             action=action,
@@ -238,6 +240,15 @@ class ToolContext:
             sandbox=sandbox,
             reads_only=reads_only,
         )
+        self.started()
+        return permit
+
+    def started(self) -> None:
+        """The call runs now: say so once (`on_start`). `approve` calls it when the call may go on;
+        the toolset calls it before a tool that never asks, and after one that had nothing to ask."""
+        on_start, self.on_start = self.on_start, None
+        if on_start is not None:
+            on_start()
 
 
 def arguments_hold_secret(arguments: str) -> bool:

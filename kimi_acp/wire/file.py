@@ -100,6 +100,11 @@ class MessageMerger:
         pending, self._pending = self._pending, None
         return [(pending.build(), pending.timestamp)] if pending is not None else []
 
+    def holds_call(self, call_id: str) -> bool:
+        """Whether the message being accumulated is the tool call with this id."""
+        first = self._pending.first if self._pending is not None else None
+        return isinstance(first, ToolCall) and first.id == call_id
+
 
 class WireRecorder:
     """Appends merged messages to a session's wire.jsonl. Call `flush()` at turn boundaries.

@@ -8,7 +8,7 @@ carries, so that whichever front end answers it can resolve it.
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union
 
 from pydantic import (
     BaseModel,
@@ -381,11 +381,36 @@ class HookResolved(Event):
 # --------------------------------------------------------------------------- requests
 
 
-class Request(_Model):
-    """A message that needs an answer. It carries a future; any front end may resolve it."""
+AnswerT = TypeVar("AnswerT")
+
+if TYPE_CHECKING:
+
+    class _AnswerOf(Generic[AnswerT]):
+        """`Request[T]`: a request answered with a T (for readers and type checkers)."""
+
+else:
+
+    class _AnswerOf:
+        """At run time `_AnswerOf[T]` and `Request[T]` are the plain classes: a pydantic generic
+        model would build one model class per answer type at import (~6 ms at start-up)."""
+
+        def __class_getitem__(cls, answer: Any) -> Any:
+            return cls
+
+
+class Request(_Model, _AnswerOf[AnswerT]):
+    """A message that needs an answer (`Request[T]`: a T). It carries a future; any front end may
+    resolve it with the answer, and one that cannot answer it (it does not serve this kind, its
+    client is gone, the turn is over) declines it: each kind says what that answer is (`declined`),
+    so "nobody can answer" is written once, here."""
 
     wire_type: ClassVar[str] = ""
     _future: asyncio.Future[Any] | None = PrivateAttr(default=None)
+
+    if not TYPE_CHECKING:
+
+        def __class_getitem__(cls, answer: Any) -> Any:
+            return cls  # see _AnswerOf
 
     @property
     def future(self) -> asyncio.Future[Any]:
@@ -397,7 +422,7 @@ class Request(_Model):
     def resolved(self) -> bool:
         return self._future is not None and self._future.done()
 
-    def resolve(self, value: Any) -> bool:
+    def resolve(self, value: AnswerT) -> bool:
         """Answer the request; returns False if it was already answered."""
         future = self.future
         if future.done():
@@ -405,11 +430,20 @@ class Request(_Model):
         future.set_result(value)
         return True
 
-    async def wait(self) -> Any:
-        return await asyncio.shield(self.future)
+    def declined(self) -> AnswerT:
+        """The answer when nobody can give one."""
+        raise NotImplementedError
+
+    def decline(self) -> bool:
+        """Answer as when nobody can (`declined`); returns False if it was already answered."""
+        return self.resolve(self.declined())
+
+    async def wait(self) -> AnswerT:
+        answer: AnswerT = await asyncio.shield(self.future)
+        return answer
 
 
-class ApprovalRequest(Request):
+class ApprovalRequest(Request["ApprovalResponse"]):
     wire_type: ClassVar[str] = "ApprovalRequest"
     id: str
     tool_call_id: str
@@ -440,12 +474,24 @@ class ApprovalRequest(Request):
                 data.pop(key, None)
         return data
 
+    def declined(self) -> ApprovalResponse:
+        """Rejected: nothing runs without the user's yes."""
+        return ApprovalResponse(request_id=self.id, response="reject")
 
-class ToolCallRequest(Request):
+
+class ToolCallRequest(Request["ToolReturnValue"]):
     wire_type: ClassVar[str] = "ToolCallRequest"
     id: str
     name: str
     arguments: str | None = None
+
+    def declined(self) -> ToolReturnValue:
+        """A tool error: the client that would run it is gone (or the turn is over)."""
+        return ToolReturnValue(
+            is_error=True,
+            message="Wire connection closed before tool result was received.",
+            display=[BriefDisplayBlock(text="Wire closed")],
+        )
 
 
 class QuestionOption(_Model):
@@ -470,11 +516,15 @@ class QuestionItem(_Model):
     other_description: str = ""
 
 
-class QuestionRequest(Request):
+class QuestionRequest(Request["QuestionResponse | QuestionNotSupported"]):
     wire_type: ClassVar[str] = "QuestionRequest"
     id: str
     tool_call_id: str
     questions: list[QuestionItem]
+
+    def declined(self) -> QuestionResponse:
+        """Dismissed: no answers (the tool tells the model not to assume one)."""
+        return QuestionResponse(request_id=self.id)
 
 
 class PlanQuestion(QuestionRequest):
@@ -484,13 +534,17 @@ class PlanQuestion(QuestionRequest):
     declared `supports_plan_mode`, whether or not it declared `supports_question`."""
 
 
-class HookRequest(Request):
+class HookRequest(Request["HookResponse"]):
     wire_type: ClassVar[str] = "HookRequest"
     id: str
     subscription_id: str
     event: str
     target: str
     input_data: dict[str, Any] = {}
+
+    def declined(self) -> HookResponse:
+        """Allowed: a hook nobody answers fails open, as one that fails (hooks.py)."""
+        return HookResponse(request_id=self.id)
 
 
 # Answers to requests (what clients send back as the JSON-RPC result).

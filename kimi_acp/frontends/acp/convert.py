@@ -1,24 +1,19 @@
-"""Conversions between ACP shapes and ours: prompt blocks in; tool cards and content out."""
+"""Conversions between ACP shapes and ours: prompt blocks in; tool cards and content out.
+
+What a card shows of a tool (its kind, the argument in its title, its location, how its output
+reads) comes from the tool's facts (core/tool_facts.py), never from a table of our own."""
 
 from __future__ import annotations
 
 import json
 import os.path
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from ...wire.actions import (
-    EDIT_ACTION,
-    EDIT_OUTSIDE_ACTION,
-    FETCH_ACTION,
-    HIDE_OUTPUT_TYPE,
-    READ_ONLY_TYPE,
-    RUN_ACTION,
-    RUN_BACKGROUND_ACTION,
-)
+from ...core.tool_facts import tool_facts
+from ...wire.actions import HIDE_OUTPUT_TYPE, READ_ONLY_TYPE
 from ...util.visible_text import code_span, fence, markdown_text, one_line
 from ...wire.types import (
     BackgroundTaskDisplayBlock,
@@ -33,65 +28,17 @@ from ...wire.types import (
     UserInput,
     VideoURLPart,
 )
+from .builders import image_block, location, plan_entry, text_block, tool_content, tool_diff_content
+
+if TYPE_CHECKING:
+    from ...core.tool_facts import OutputKind
+    from .builders import ContentBlock, ContentItem, DiffItem, Location, PlanEntry, ToolCallContent
 
 TITLE_ARG_MAX = 80  # characters of the key argument in a card's title: its beginning, then "…"
 TITLE_MAX = 120  # characters of any other title made of the model's or a server's words
 UI_TEXT_MAX = 20_000
 
-KINDS = {
-    "Shell": "execute",
-    "ReadFile": "read",
-    "ReadMediaFile": "read",
-    "Glob": "search",
-    "Grep": "search",
-    "WriteFile": "edit",
-    "StrReplaceFile": "edit",
-    "SetTodoList": "think",
-    "Agent": "think",  # as claude-agent-acp shows its Task tool
-    "FetchURL": "fetch",
-    "SearchWeb": "fetch",
-    "EnterPlanMode": "switch_mode",
-    "ExitPlanMode": "switch_mode",
-}
-KEY_ARGUMENT = {
-    "Shell": "command",
-    "ReadFile": "path",
-    "ReadMediaFile": "path",
-    "WriteFile": "path",
-    "StrReplaceFile": "path",
-    "Glob": "pattern",
-    "Grep": "pattern",
-    "FetchURL": "url",
-    "SearchWeb": "query",
-    "Agent": "description",
-    "TaskOutput": "task_id",
-    "TaskStop": "task_id",
-}
-PATH_ARGUMENTS = {"ReadFile": "path", "ReadMediaFile": "path", "WriteFile": "path", "StrReplaceFile": "path", "Glob": "directory", "Grep": "path"}
-PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
-# Tools that ask for approval only now and then (the readers: outside the workspace, a file holding
-# credentials) or never: their card may say `in_progress` as soon as they start (a read that does
-# ask puts the card back to `pending` with the permission request). Every other tool (Shell,
-# WriteFile, StrReplaceFile, FetchURL, any tool added later) stays `pending` until it is approved,
-# so a card never says "running" while the user is still being asked.
-RUNS_WITHOUT_APPROVAL = frozenset(
-    {"Agent", "ReadFile", "ReadMediaFile", "Glob", "Grep", "SetTodoList", "AskUserQuestion",
-     "EnterPlanMode", "ExitPlanMode", "TaskList", "TaskOutput"}
-)
-# The approval actions each asking tool may use (tools/shell.py, tools/write.py, tools/replace.py);
-# a background Shell asks RUN_BACKGROUND_ACTION instead (see `approval_actions`).
-APPROVAL_ACTIONS = {
-    "Shell": frozenset({RUN_ACTION, RUN_BACKGROUND_ACTION}),
-    "TaskStop": frozenset({"stop background task"}),  # tools/tasks.py STOP_ACTION
-    "WriteFile": frozenset({EDIT_ACTION, EDIT_OUTSIDE_ACTION}),
-    "StrReplaceFile": frozenset({EDIT_ACTION, EDIT_OUTSIDE_ACTION}),
-    "FetchURL": frozenset({FETCH_ACTION}),
-    "SearchWeb": frozenset({FETCH_ACTION}),
-}
-VERBATIM_OUTPUT = frozenset({"Shell", "ReadFile", "TaskOutput"})
-# Tools whose output is written for the model (the plan tools: instructions, the approved plan in
-# full): their card shows the short message instead; the plan itself is shown as a message.
-MESSAGE_ONLY_OUTPUT = frozenset({"EnterPlanMode", "ExitPlanMode"})
+PLAN_STATUS: dict[str, Any] = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
 _LINE_NUMBER = re.compile(r"\s*(\d+)\t")
 
 
@@ -162,81 +109,7 @@ def partial_argument(arguments: str, key: str) -> str | None:
 
 
 def tool_kind(name: str) -> str:
-    return KINDS.get(name, "other")
-
-
-class ApprovalState(Protocol):
-    """What decides whether a call runs unasked (`core.approvals.Approvals` has it)."""
-
-    @property
-    def yolo(self) -> bool: ...
-
-    @property
-    def always_ask(self) -> bool: ...
-
-    @property
-    def session_actions(self) -> frozenset[str]: ...
-
-
-def approval_actions(name: str, arguments: dict[str, Any] | None = None) -> frozenset[str] | None:
-    """The actions this call may ask approval for; None for a tool we know nothing of.
-
-    A Shell call asks "run command" in the foreground and "run background command" with
-    `run_in_background`; arguments that do not say clearly (absent, not a bool) may be either."""
-    actions = APPROVAL_ACTIONS.get(name)
-    if name == "Shell" and arguments is not None:
-        background = arguments.get("run_in_background", False)
-        if background is False or background is None:
-            return frozenset({RUN_ACTION})
-        if background is True:
-            return frozenset({RUN_BACKGROUND_ACTION})
-    return actions
-
-
-def runs_unasked(
-    name: str, approvals: ApprovalState | None, arguments: dict[str, Any] | None = None, cwd: Path | None = None
-) -> bool:
-    """True when the call surely starts without a permission request; False when it may ask.
-
-    `arguments` (the call's, parsed) narrow what a tool may ask: without them a Shell call is
-    taken as maybe foreground, maybe background. A Shell command is judged as the tool will
-    (permissions/command_judgement.py) in `cwd`, with the work dir and the temp dir as where it
-    may read (the session's other directories are not known here: such a command may show
-    `pending` until it runs)."""
-    if name in RUNS_WITHOUT_APPROVAL:
-        return True
-    if approvals is None:
-        return False
-    if approvals.yolo or getattr(approvals, "afk", False):  # afk approves everything too
-        return True
-    actions = approval_actions(name, arguments)
-    if name == "Shell":  # approved for the session per command prefix: the command must be known
-        command = (arguments or {}).get("command")
-        if actions is None or len(actions) != 1 or not isinstance(command, str):
-            return False
-        if cwd is None:
-            return False
-        from ...permissions.command_judgement import judge_command
-
-        (action,) = actions
-        judged = judge_command(command, cwd, lambda path: _within(path, cwd), action=action)
-        if judged.warning is not None or judged.holds_secret:
-            return False
-        if judged.read_only and not approvals.always_ask:
-            return True
-        return judged.scope.covered_by(approvals.session_actions)
-    # An edit's action depends on where the path is; only when every action it may use is
-    # approved for the session is it sure not to ask.
-    return actions is not None and actions <= approvals.session_actions
-
-
-def _within(path: Path, cwd: Path) -> bool:
-    """Inside `cwd` or the temp dir, on real paths (as the tools decide, but for one directory)."""
-    real = os.path.realpath(path)
-    return any(
-        real == root or real.startswith(root.rstrip(os.sep) + os.sep)
-        for root in (os.path.realpath(cwd), os.path.realpath(tempfile.gettempdir()))
-    )
+    return tool_facts(name).kind
 
 
 def display_path(path: str, cwd: Path) -> str:
@@ -250,9 +123,10 @@ def display_path(path: str, cwd: Path) -> str:
 
 
 def tool_title(name: str, arguments: str | Mapping[str, Any], cwd: Path) -> str:
-    """"Name: key argument"; `arguments` is the (maybe incomplete) JSON text, or what of it was
-    read so far (`acp.arguments.StreamingArguments.partial`)."""
-    key = KEY_ARGUMENT.get(name)
+    """"Name: key argument" (the tool's `subject`); `arguments` is the (maybe incomplete) JSON text,
+    or what of it was read so far (`acp.arguments.StreamingArguments.partial`)."""
+    facts = tool_facts(name)
+    key = facts.subject
     if key is None:
         return name
     if isinstance(arguments, str):
@@ -262,7 +136,7 @@ def tool_title(name: str, arguments: str | Mapping[str, Any], cwd: Path) -> str:
         value = found if isinstance(found, str) else None
     if not value:
         return name
-    if key in ("path", "directory"):
+    if key == facts.path:
         return f"{name}: {path_title(display_path(value, cwd))}"
     return f"{name}: {one_line(value, TITLE_ARG_MAX)}"
 
@@ -278,28 +152,28 @@ def path_title(path: str, limit: int = TITLE_ARG_MAX) -> str:
     return "…" + (tail[slash:] if 0 <= slash < len(tail) - 1 else tail)
 
 
-def tool_locations(name: str, arguments: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
-    key = PATH_ARGUMENTS.get(name)
-    raw = arguments.get(key) if key else None
+def tool_locations(name: str, arguments: dict[str, Any], cwd: Path) -> list[Location]:
+    """The file or directory the call works on (its `path` argument); a read of a file's lines from
+    a line on (`line_offset`) is located at that line."""
+    facts = tool_facts(name)
+    raw = arguments.get(facts.path) if facts.path else None
     if not isinstance(raw, str) or not raw:
         return []
     path = Path(raw).expanduser()
     if not path.is_absolute():
         path = cwd / path
-    location: dict[str, Any] = {"path": os.path.normpath(path)}  # as the tool resolves it
     line = arguments.get("line_offset")
-    if name == "ReadFile" and isinstance(line, int) and line > 0:
-        location["line"] = line
-    return [location]
+    from_line = facts.output == "lines" and isinstance(line, int) and line > 0
+    return [location(os.path.normpath(path), line if from_line else None)]  # as the tool resolves it
 
 
-def text_content(text: str) -> dict[str, Any]:
+def text_content(text: str) -> ContentItem:
     if len(text) > UI_TEXT_MAX:
         text = text[:UI_TEXT_MAX] + f"\n[... {len(text) - UI_TEXT_MAX} more characters]"
-    return {"type": "content", "content": {"type": "text", "text": text}}
+    return tool_content(text_block(text))
 
 
-def code_content(text: str, language: str = "", *, whole: bool = False) -> dict[str, Any]:
+def code_content(text: str, language: str = "", *, whole: bool = False) -> ContentItem:
     """Text shown verbatim in one fenced block: clients (Zed, acp.el) render card text as markdown.
 
     The fence is longer than any backtick run in the text, so a file's own fences cannot close
@@ -315,50 +189,52 @@ def code_content(text: str, language: str = "", *, whole: bool = False) -> dict[
         lines = rest.count("\n") + 1
         note = f"\n[... {lines} more line{'s' if lines != 1 else ''} ({len(rest)} characters) not shown]"
         body = body[:cut]
-    return {"type": "content", "content": {"type": "text", "text": fence(body, language) + note}}
+    return tool_content(text_block(fence(body, language) + note))
 
 
-def read_locations(
-    arguments: dict[str, Any], result: ToolReturnValue, cwd: Path
-) -> list[dict[str, Any]] | None:
-    """ReadFile's location with the first line it really read (a tail read knows it only now)."""
-    locations = tool_locations("ReadFile", arguments, cwd)
+def read_locations(name: str, arguments: dict[str, Any], result: ToolReturnValue, cwd: Path) -> list[Location] | None:
+    """The location of a read of numbered lines (ReadFile) at the first line it really read (a tail
+    read knows it only now); None for any other call."""
+    if tool_facts(name).output != "lines":
+        return None
+    locations = tool_locations(name, arguments, cwd)
     if not locations or result.is_error or not isinstance(result.output, str):
         return None
     match = _LINE_NUMBER.match(result.output)
     if match is None:
         return None
-    return [{**locations[0], "line": int(match.group(1))}]
+    return [location(locations[0]["path"], int(match.group(1)))]
 
 
-def diff_content(block: DiffDisplayBlock) -> dict[str, Any]:
-    old = block.old_text or None  # null old text: a new file
-    return {"type": "diff", "path": block.path, "oldText": old, "newText": block.new_text}
+def diff_content(block: DiffDisplayBlock) -> DiffItem:
+    return tool_diff_content(block.path, block.new_text, block.old_text or None)  # null old text: a new file
 
 
 def hides_output(result: ToolReturnValue) -> bool:
     return any(isinstance(b, UnknownDisplayBlock) and b.type == HIDE_OUTPUT_TYPE for b in result.display)
 
 
-def result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: bool) -> list[dict[str, Any]] | None:
-    """The card content for a finished call; None keeps what the card already shows (a terminal)."""
+def result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: bool) -> list[ToolCallContent] | None:
+    """The card content for a finished call, as its output reads (core/tool_facts.py `OutputKind`);
+    None keeps what the card already shows (a terminal)."""
     if terminal_shown and hides_output(result) and not result.is_error:
         return None
-    if tool_name in MESSAGE_ONLY_OUTPUT and result.message:
+    kind = tool_facts(tool_name).output
+    if kind == "message" and result.message:
         return [text_content(result.message)]
     tasks = [b for b in result.display if isinstance(b, BackgroundTaskDisplayBlock)]
     if tasks and not result.is_error:
         # A started, listed or stopped task: its state says it all (the output is for the model).
-        # TaskOutput shows the state, then what the model read (the log's tail) below it.
-        state = [text_content(task_lines(tasks))]
-        if tool_name != "TaskOutput":
+        # A task's log shows the state, then what the model read (the log's tail) below it.
+        state: list[ToolCallContent] = [text_content(task_lines(tasks))]
+        if kind != "log":
             return state
-        return state + _result_content(tool_name, result, terminal_shown=terminal_shown)
-    return _result_content(tool_name, result, terminal_shown=terminal_shown)
+        return state + _result_content(kind, result, terminal_shown=terminal_shown)
+    return _result_content(kind, result, terminal_shown=terminal_shown)
 
 
-def _result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: bool) -> list[dict[str, Any]]:
-    content: list[dict[str, Any]] = []
+def _result_content(kind: OutputKind, result: ToolReturnValue, *, terminal_shown: bool) -> list[ToolCallContent]:
+    content: list[ToolCallContent] = []
     for block in result.display:
         if isinstance(block, DiffDisplayBlock):
             if block.is_summary:
@@ -378,16 +254,16 @@ def _result_content(tool_name: str, result: ToolReturnValue, *, terminal_shown: 
             if isinstance(part, ImageURLPart):
                 block = content_blocks_for_display(part)
                 if block["type"] == "image":
-                    content.append({"type": "content", "content": block})
+                    content.append(tool_content(block))
             elif isinstance(part, VideoURLPart):
                 content.append(text_content("[video]"))
-        if tool_name == "ReadMediaFile":  # its text parts only tag the media for the model
+        if kind == "media":  # its text parts only tag the media for the model
             return content + ([text_content(result.message)] if result.message else [])
     if output.strip():
-        # Shell output and ReadFile's numbered lines are shown verbatim, exactly what the model got.
-        content.append(code_content(output) if tool_name in VERBATIM_OUTPUT else text_content(output))
-    # ReadFile's message says which lines of how many ("Read 4 lines (3-6) of 9."): always useful.
-    if result.message and (result.is_error or not content or tool_name == "ReadFile"):
+        # A command's output and a file's numbered lines are shown verbatim, exactly what the model got.
+        content.append(code_content(output) if kind in ("verbatim", "lines", "log") else text_content(output))
+    # A read's message says which lines of how many ("Read 4 lines (3-6) of 9."): always useful.
+    if result.message and (result.is_error or not content or kind == "lines"):
         content.append(text_content(result.message))
     note = read_only_note(result)
     if note:  # a command that ran without a question: the card says why
@@ -419,22 +295,18 @@ def session_capability(client_capabilities: dict[str, Any] | None, name: str) ->
     return isinstance(session, dict) and isinstance(session.get(name), dict)
 
 
-def plan_entries(block: TodoDisplayBlock) -> list[dict[str, Any]]:
-    return [
-        {"content": item.title, "priority": "medium", "status": PLAN_STATUS.get(item.status, "pending")}
-        for item in block.items
-        if item.title.strip()
-    ]
+def plan_entries(block: TodoDisplayBlock) -> list[PlanEntry]:
+    return [plan_entry(item.title, PLAN_STATUS.get(item.status, "pending")) for item in block.items if item.title.strip()]
 
 
-def content_blocks_for_display(part: ContentPart) -> dict[str, Any]:
+def content_blocks_for_display(part: ContentPart) -> ContentBlock:
     """An ACP content block for a part shown in a message chunk (user input or model output)."""
     if isinstance(part, TextPart):
-        return {"type": "text", "text": part.text}
+        return text_block(part.text)
     if isinstance(part, ImageURLPart):
         url = part.image_url.url
         match = re.match(r"data:([^;,]+);base64,(.*)", url, re.S)
         if match:
-            return {"type": "image", "mimeType": match.group(1), "data": match.group(2)}
-        return {"type": "text", "text": f"[image: {url}]"}
-    return {"type": "text", "text": f"[{part.type}]"}
+            return image_block(match.group(2), match.group(1))
+        return text_block(f"[image: {url}]")
+    return text_block(f"[{part.type}]")

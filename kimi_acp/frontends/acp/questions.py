@@ -71,7 +71,7 @@ async def ask(
             request.resolve(QuestionNotSupported())
             return
     except asyncio.CancelledError:
-        request.resolve(QuestionResponse(request_id=request.id))
+        request.decline()
         raise
     except Exception as exc:
         log.warning("asking the user failed (%s); treating it as a dismissal", exc)

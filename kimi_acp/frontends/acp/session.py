@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
 from acp.schema import PermissionOption, ToolCallUpdate
@@ -24,7 +24,7 @@ from acp.schema import PermissionOption, ToolCallUpdate
 from ...core.agent_core import AgentCore, FromUser, ModeChanged, TitleChanged
 from ...core.errors import LLMNotSet, LLMNotSupported, SessionBusy, SessionDeleted
 from ...core.slash import acp_entries
-from ...core.turn import CommandsChanged, ModelChanged, SandboxChanged
+from ...core.turn import CommandsChanged, ModelChanged, SandboxChanged, ToolStarted
 from ...core.usage import UsageReading
 from ...errors import SignInRequired
 from ...llm.errors import ChatProviderError
@@ -47,8 +47,11 @@ from .errors import auth_required, internal_error, invalid_params, session_busy,
 from .handshake import auth_methods
 from .options import config_options, modes_state
 from .task_output import LIMIT as TASK_OUTPUT_LIMIT
-from .updates import Update, UpdateMapper
+from .updates import UpdateMapper
 from .usage import prompt_usage, session_cost
+
+if TYPE_CHECKING:
+    from .builders import Update
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +83,6 @@ class AcpSession:
         self.id = core.session.id
         self._mapper = UpdateMapper(
             core.work_dir,
-            approvals=core.approvals,
             tool_titles=self._tool_title,
             client_capabilities=server.client_capabilities_raw,
             task_state=self._task_state,
@@ -198,9 +200,10 @@ class AcpSession:
         if isinstance(message, Request):
             self._on_request(message)
             return
-        # A background subagent goes on after the turn that started it: its events and the answers
-        # to its requests are shown at any time (during a prompt they are part of the turn's stream).
-        if not self._live and not isinstance(message, (SubagentEvent, ApprovalResponse)):
+        # A background subagent goes on after the turn that started it: its events, the answers to
+        # its requests and its calls' starts are shown at any time (during a prompt they are part of
+        # the turn's stream).
+        if not self._live and not isinstance(message, (SubagentEvent, ApprovalResponse, ToolStarted)):
             return
         # The recorder (subscribed first) has just written it: a turn's message ids follow its record.
         recorded_at = self.core.recorder.last_timestamp if isinstance(message, TurnBegin) else None
@@ -264,7 +267,7 @@ class AcpSession:
             task.add_done_callback(self._permissions.discard)
             _withdraw_when_settled(request, task)
         else:
-            request.resolve(None)
+            request.decline()  # tool calls of a Wire client, hooks a Wire client subscribed to
 
     async def _ask_permission(self, request: ApprovalRequest) -> None:
         answer = "reject"
@@ -284,7 +287,7 @@ class AcpSession:
                 else:
                     log.warning("unknown permission option %r treated as reject", chosen)
         except asyncio.CancelledError:
-            request.resolve(ApprovalResponse(request_id=request.id, response="reject"))
+            request.decline()
             raise
         except Exception as exc:
             log.warning("permission request failed (%s); treating it as reject", exc)

@@ -2,13 +2,17 @@
 
 One `UpdateMapper` per session keeps the little state the mapping needs: which tool calls the
 current turn has shown (ACP ids are made unique across turns), the arguments still streaming for
-the open call, whether a call's output is shown by an embedded terminal, and which permission
-requests are open for which call.
+the open call, whether a call's output is shown by an embedded terminal, and the status each
+card was last given.
 
 A card's status says what the user can rely on: `pending` while the arguments stream and while
-the user is asked, `in_progress` only once the call runs (a tool that never asks: when its
-arguments are complete; otherwise: when it is approved, or when its terminal is embedded), then
-`completed` or `failed` (a rejected or cancelled call is `failed`: ACP has no other end state).
+the user is asked, `in_progress` only once the call runs (the core's `ToolStarted`: after its
+approval, if it asked; or when its terminal is embedded), then `completed` or `failed` (a
+rejected or cancelled call is `failed`: ACP has no other end state). Nothing here guesses whether
+a call will ask: the core says when it starts.
+
+`UpdateMapper.map` reads each message with the one handler of its type (util/dispatch.py); the
+updates come from the builders of builders.py.
 """
 
 from __future__ import annotations
@@ -17,14 +21,16 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ...core.card_text import is_escapes_note
+from ...core.tool_facts import tool_facts
+from ...core.turn import ToolStarted
+from ...util.dispatch import Handlers
 from ...util.visible_text import markdown_text, one_line, shown_data
 from ...wire.serde import WireDecodeError, from_envelope
 from ...wire.types import (
     ApprovalRequest,
-    ApprovalResponse,
     BackgroundTaskDisplayBlock,
     CompactionBegin,
     CompactionEnd,
@@ -49,17 +55,29 @@ from ...wire.types import (
     UserInput,
 )
 from .arguments import StreamingArguments
+from .builders import (
+    location,
+    notice,
+    start_tool_call,
+    text_block,
+    tool_terminal_ref,
+    update_agent_message,
+    update_agent_message_text,
+    update_agent_thought,
+    update_compaction,
+    update_plan,
+    update_tool_call,
+    update_usage,
+    update_user_message,
+)
 from .convert import (
-    KEY_ARGUMENT,
     TITLE_MAX,
-    ApprovalState,
     code_content,
     content_blocks_for_display,
     diff_content,
     plan_entries,
     read_locations,
     result_content,
-    runs_unasked,
     session_capability,
     task_lines,
     text_content,
@@ -71,17 +89,27 @@ from .message_ids import Kind, MessageIds
 from .permission_gist import permission_kind, titled
 from .task_output import TerminalFeed, terminal_info, terminal_output_supported
 
-Update = dict[str, Any]
-Status = Literal["pending", "in_progress", "completed", "failed"]  # ACP's tool call statuses
+if TYPE_CHECKING:
+    from .builders import (
+        ContentBlock,
+        MessageChunk,
+        ToolCallContent,
+        ToolCallProgress,
+        ToolCallStatus,
+        Update,
+        UsageUpdate,
+    )
+
 ENDED = ("completed", "failed")
-TASK_STARTERS = frozenset({"Shell", "Agent"})  # their background result's card shows the task, kept up to date
-TERMINAL_TOOLS = frozenset({"Shell"})  # a background run's output can be shown on its card (task_output.py)
 TaskState = Callable[[str], BackgroundTaskDisplayBlock | None]  # a task's current state, if known here
 TaskLog = Callable[[str], tuple[bytes, int | None]]  # a task's output so far, and its exit code once it ended
 SessionCost = Callable[[], dict[str, Any] | None]  # the session's cost so far (usage.py), if known
 # Messages after which the next chunk belongs to a new message (see message_ids.py); the recorder
 # keeps each of them, so a replay meets them where the live turn did.
 MESSAGE_BOUNDARIES = (StepBegin, StepRetry, SteerInput, ToolCall, ToolResult, CompactionBegin, CompactionEnd)
+# Messages that leave the call whose arguments stream open: its next chunk, a subagent's message
+# beside it, a call that starts (maybe another one). Any other message completes it first.
+KEEP_OPEN_CALL = frozenset({ToolCallPart, SubagentEvent, ToolStarted})
 RAW_OUTPUT_MAX = 20_000  # characters of a tool's output in a card's rawOutput
 
 
@@ -98,7 +126,7 @@ class _Call:
     display_terminal: str | None = None  # the display-only terminal its tool_call registered (task output)
     feed: TerminalFeed | None = None  # the background task's output on that terminal
     closed: bool = False
-    status: Status = "pending"  # the last status the client was told
+    status: ToolCallStatus = "pending"  # the last status the client was told
 
     @property
     def arguments(self) -> str:
@@ -109,10 +137,12 @@ class _Call:
         return self.task is not None and self.task.status == "running"
 
 
+_on: Handlers[Callable[[UpdateMapper, Any], list[Update]]] = Handlers()
+
+
 class UpdateMapper:
-    """`approvals` (the core's) lets a call that will not ask (yolo, approved for the session) be
-    `in_progress` as soon as it starts; without it such a call stays `pending` until it ends,
-    unless a terminal is embedded. It is never `in_progress` while a permission request is open.
+    """A card goes `in_progress` when the core says its call runs (`ToolStarted`), never while a
+    permission request about it is open.
 
     What the agent does on its own is shown too: a retried model request and a compaction of the
     context as the client's `notice` / `compaction_update` when it advertised them
@@ -134,7 +164,6 @@ class UpdateMapper:
         cwd: Path,
         *,
         replay: bool = False,
-        approvals: ApprovalState | None = None,
         tool_titles: Callable[[str], str | None] | None = None,
         client_capabilities: dict[str, Any] | None = None,
         task_state: TaskState | None = None,
@@ -149,12 +178,10 @@ class UpdateMapper:
         self.compaction_updates = session_capability(client_capabilities, "compaction")
         self._compactions = 0
         self._compaction_id: str | None = None
-        self.approvals = approvals
         self._tool_titles = tool_titles
         self._turn = uuid.uuid4().hex[:8]
         self._calls: dict[str, _Call] = {}
         self._prompt_begun = False
-        self._asking: dict[str, str] = {}  # open permission request id -> LLM tool call id
         self._open: _Call | None = None
         self._parents: dict[tuple[str, str], _Call] = {}  # (agent id, parent's LLM id) -> the Agent card of its run
         self._task_cards: dict[str, _Call] = {}  # running background task id -> the card that shows it
@@ -177,7 +204,6 @@ class UpdateMapper:
         self._turn = uuid.uuid4().hex[:8]
         # What a background subagent still runs keeps its card; everything else is the last turn's.
         self._calls = {k: c for k, c in self._calls.items() if c.agent is not None and c.status not in ENDED}
-        self._asking = {r: k for r, k in self._asking.items() if k in self._calls}
         self._parents = {k: c for k, c in self._parents.items() if self._may_go_on(c)}
         self._open = None
         self.shown_output = False
@@ -201,11 +227,10 @@ class UpdateMapper:
         if call is None:
             return []
         call.task = block
-        update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "content": _task_content(call, block)}
-        if call.feed is not None:
-            update["_meta"] = call.feed.exit(exit_code)
-            call.feed = None
-        return [update]
+        content = _task_content(call, block)
+        meta = call.feed.exit(exit_code) if call.feed is not None else None
+        call.feed = None
+        return [update_tool_call(call.acp_id, content=content, meta=meta)]
 
     def task_output(self, task_id: str, data: bytes) -> list[Update]:
         """More output of a background task, for the display-only terminal of its card (if it has one)."""
@@ -213,7 +238,7 @@ class UpdateMapper:
         meta = call.feed.feed(data) if call is not None and call.feed is not None else None
         if call is None or meta is None:
             return []
-        return [{"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "_meta": meta}]
+        return [update_tool_call(call.acp_id, meta=meta)]
 
     def acp_id(self, llm_id: str) -> str:
         call = self._calls.get(llm_id)
@@ -223,97 +248,121 @@ class UpdateMapper:
 
     def map(self, message: Any, recorded_at: float | None = None) -> list[Update]:
         """The updates for one message; `recorded_at`: when a `TurnBegin` was written to wire.jsonl."""
-        if isinstance(message, ToolCallPart):
-            return self._tool_call_part(message)
-        if isinstance(message, SubagentEvent):  # the parent's next call may still be streaming
-            return self._subagent_event(message)
+        kind = type(message)
+        handler = _on.get(kind)
+        if kind in KEEP_OPEN_CALL:
+            return handler(self, message) if handler is not None else []
         updates = self._close_open_call()
         if isinstance(message, MESSAGE_BOUNDARIES):
             self._ids.boundary()
-        elif isinstance(message, TurnBegin):
+        elif kind is TurnBegin:
             self._ids.turn(recorded_at)
-        if isinstance(message, TextPart):
-            if message.text:
-                self.shown_output = True
-                updates.append(self._chunk("agent", {"type": "text", "text": message.text}))
-        elif isinstance(message, ThinkPart):
-            if message.think:
-                updates.append(self._chunk("thought", {"type": "text", "text": message.think}))
-        elif isinstance(message, ImageURLPart):
-            updates.append(self._chunk("agent", content_blocks_for_display(message)))
-        elif isinstance(message, ToolCall):
-            updates.extend(self._tool_call(message))
-        elif isinstance(message, ToolResult):
-            updates.extend(self._tool_result(message))
-        elif isinstance(message, ApprovalResponse):
-            updates.extend(self._approval_answered(message))
-        elif isinstance(message, StatusUpdate):
-            usage = self._usage(message)
-            if usage is not None:
-                self.last_usage = usage
-                if not self.replay:
-                    updates.append(usage)
-        elif isinstance(message, SteerInput):
-            updates.extend(user_chunks(message.user_input, self._ids.next("user")))
-        elif isinstance(message, PlanDisplay):
-            updates.append(self._agent_text(plan_text(message)))
-        elif isinstance(message, StepRetry):
-            if not self.replay:  # a live event: what was retried then does not matter when reloading
-                updates.append(self._retry(message))
-        elif isinstance(message, Notification):
-            if not self.replay:  # e.g. "no sandbox here": about the live session, not its history
-                updates.append(self._notification(message))
-        elif isinstance(message, CompactionBegin):
-            updates.append(self._compaction_begin())
-        elif isinstance(message, CompactionEnd):
-            updates.extend(self._compaction_end())
-        elif isinstance(message, TurnBegin) and self.replay:
-            self.begin_turn()
-            updates.extend(user_chunks(message.user_input, self._ids.next("user")))
-        elif isinstance(message, TurnBegin):
-            # Live, the client shows the prompt it sent; a turn nested in it (a flow node's
-            # prompt, sent by the agent itself) would otherwise be invisible.
-            message_id = self._ids.next("user")
-            if self._prompt_begun:
-                updates.extend(user_chunks(message.user_input, message_id))
-            self._prompt_begun = True
+        if handler is not None:
+            updates.extend(handler(self, message))
         return updates
+
+    # ------------------------------------------------------------------ one handler per message
+
+    @_on(TextPart)
+    def _text(self, message: TextPart) -> list[Update]:
+        if not message.text:
+            return []
+        self.shown_output = True
+        return [self._chunk("agent", text_block(message.text))]
+
+    @_on(ThinkPart)
+    def _think(self, message: ThinkPart) -> list[Update]:
+        return [self._chunk("thought", text_block(message.think))] if message.think else []
+
+    @_on(ImageURLPart)
+    def _image(self, message: ImageURLPart) -> list[Update]:
+        return [self._chunk("agent", content_blocks_for_display(message))]
+
+    @_on(ToolCall)
+    def _tool_call_begins(self, message: ToolCall) -> list[Update]:
+        return [self._tool_call(message)]
+
+    @_on(ToolStarted)
+    def _tool_started(self, message: ToolStarted) -> list[Update]:
+        """The call runs now (after its approval, if it asked): its card says so. A call whose
+        arguments were still open is complete by now: its last update carries the status."""
+        call = self._calls.get(_call_key(message.tool_call_id, message.agent_id))
+        if call is None or call.status != "pending":
+            return []
+        if call is not self._open:
+            return [self._status(call, "in_progress")]
+        (update,) = self._close_open_call()
+        call.status = update["status"] = "in_progress"
+        return [update]
+
+    @_on(StatusUpdate)
+    def _status_update(self, message: StatusUpdate) -> list[Update]:
+        usage = self._usage(message)
+        if usage is None:
+            return []
+        self.last_usage = usage
+        return [] if self.replay else [usage]
+
+    @_on(SteerInput)
+    def _steer(self, message: SteerInput) -> list[Update]:
+        return user_chunks(message.user_input, self._ids.next("user"))
+
+    @_on(PlanDisplay)
+    def _plan(self, message: PlanDisplay) -> list[Update]:
+        return [self._agent_text(plan_text(message))]
+
+    @_on(StepRetry)
+    def _step_retry(self, message: StepRetry) -> list[Update]:
+        # A live event: what was retried then does not matter when reloading.
+        return [] if self.replay else [self._retry(message)]
+
+    @_on(Notification)
+    def _notified(self, message: Notification) -> list[Update]:
+        # E.g. "no sandbox here": about the live session, not its history.
+        return [] if self.replay else [self._notification(message)]
+
+    @_on(CompactionBegin)
+    def _compaction_begins(self, message: CompactionBegin) -> list[Update]:
+        return [self._compaction_begin()]
+
+    @_on(CompactionEnd)
+    def _compaction_ends(self, message: CompactionEnd) -> list[Update]:
+        return self._compaction_end()
+
+    @_on(TurnBegin)
+    def _turn_begins(self, message: TurnBegin) -> list[Update]:
+        if self.replay:
+            self.begin_turn()
+            return user_chunks(message.user_input, self._ids.next("user"))
+        # Live, the client shows the prompt it sent; a turn nested in it (a flow node's prompt,
+        # sent by the agent itself) would otherwise be invisible.
+        message_id = self._ids.next("user")
+        shown = user_chunks(message.user_input, message_id) if self._prompt_begun else []
+        self._prompt_begun = True
+        return shown
 
     def flush(self) -> list[Update]:
         """Updates still owed at the end of a turn (a call whose arguments just finished)."""
         return self._close_open_call()
 
     def approval_requested(self, request: ApprovalRequest) -> list[Update]:
-        """Updates owed before asking about a call: its card complete, and `pending` again if needed.
-
-        The call stays `pending` until the answer (`ApprovalResponse`) says it may run.
-        """
-        # The card must be complete before we ask about it. A background subagent's card always is;
-        # the open call is then the root's, still streaming beside it.
-        updates = [] if request.source_kind == "background_agent" else self._close_open_call()
-        key = _call_key(request.tool_call_id, request.agent_id)
-        self._asking[request.id] = key
-        call = self._calls.get(key)
-        if call is not None and call.status == "in_progress":  # it was expected to run unasked
-            updates.append(self._status(call, "pending"))
-        return updates
+        """Updates owed before asking about a call: its card complete. It stays `pending` until it
+        runs (`ToolStarted`, once approved)."""
+        # A background subagent's card always is complete; the open call is then the root's, still
+        # streaming beside it.
+        return [] if request.source_kind == "background_agent" else self._close_open_call()
 
     def knows(self, llm_id: str) -> bool:
         """Whether a card for this call is shown (a subagent's call: its id without the agent's)."""
         return self._known_key(llm_id) in self._calls
 
-    def terminal_attached(self, llm_id: str, terminal_id: str) -> Update:
+    def terminal_attached(self, llm_id: str, terminal_id: str) -> ToolCallProgress:
         llm_id = self._known_key(llm_id)
         call = self._calls.get(llm_id)
         if call is not None:
             call.terminal = True
             call.status = "in_progress"  # a command runs in it: the card must say so
-        return {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": self.acp_id(llm_id),
-            "status": "in_progress",
-            "content": [{"type": "terminal", "terminalId": terminal_id}],
-        }
+        return update_tool_call(self.acp_id(llm_id), status="in_progress", content=[tool_terminal_ref(terminal_id)])
 
     def permission_tool_call(self, request: ApprovalRequest) -> dict[str, Any]:
         """The `toolCall` of a permission request: the card the user is asked about."""
@@ -323,7 +372,7 @@ class UpdateMapper:
         name = call.name if call else request.sender
         # The request's text is already visible (core/card_text.py); the command is shown whole, in
         # a fence nothing in it can close, and the note on escapes comes before it.
-        content: list[dict[str, Any]] = [diff_content(b) for b in request.display if isinstance(b, DiffDisplayBlock)]
+        content: list[ToolCallContent] = [diff_content(b) for b in request.display if isinstance(b, DiffDisplayBlock)]
         if not content:
             shell = next((b for b in request.display if isinstance(b, ShellDisplayBlock)), None)
             content = [code_content(shell.command, shell.language, whole=True) if shell else text_content(request.description)]
@@ -350,8 +399,9 @@ class UpdateMapper:
     # ------------------------------------------------------------------ pieces
 
     def _tool_call(
-        self, message: ToolCall, key: str | None = None, prefix: str = "", agent: str | None = None
-    ) -> list[Update]:
+        self, message: ToolCall, key: str | None = None, prefix: str = "", agent: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Update:
         name = message.function.name
         key = key or message.id
         call = _Call(f"{self._turn}/{key}", name, StreamingArguments(message.function.arguments), prefix=prefix,
@@ -366,28 +416,21 @@ class UpdateMapper:
         arguments = final or call.args.partial
         call.title = self._title(name, arguments or call.arguments, prefix)
         self._settle(call)
-        update: Update = {
-            "sessionUpdate": "tool_call",
-            "toolCallId": call.acp_id,
-            "title": call.title,
-            "name": name,  # the tool's own name (ACP's programmatic tool name), e.g. Shell
-            "kind": tool_kind(name),
-            "status": "pending",
-            "rawInput": shown_data(arguments),
-            "locations": tool_locations(name, arguments, self.cwd),
-            "content": [],
-        }
         # A background command may show its output here: a display-only terminal can only be
         # registered by the tool_call, before it is known whether the call runs in the background
         # (unless its arguments came whole).
-        if self.terminal_output and agent is None and name in TERMINAL_TOOLS and (
+        if self.terminal_output and agent is None and tool_facts(name).task == "command" and (
             not final or final.get("run_in_background") is True
         ):
             call.display_terminal = call.acp_id
-            update["_meta"] = terminal_info(call.acp_id, str(self.cwd))
+            meta = terminal_info(call.acp_id, str(self.cwd))
         self._open = call
-        return [update]
+        return start_tool_call(
+            call.acp_id, call.title, name=name, kind=tool_kind(name), raw_input=shown_data(arguments),
+            locations=tool_locations(name, arguments, self.cwd), meta=meta,
+        )
 
+    @_on(ToolCallPart)
     def _tool_call_part(self, message: ToolCallPart) -> list[Update]:
         call = self._open
         if call is None or not message.arguments_part:
@@ -399,15 +442,13 @@ class UpdateMapper:
         if title == call.title:
             return []  # nothing the user would see changed: no update per argument chunk
         call.title = title
-        return [
-            {"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "title": title, "rawInput": shown_data(call.args.partial)}
-        ]
+        return [update_tool_call(call.acp_id, title=title, raw_input=shown_data(call.args.partial))]
 
     def _settle(self, call: _Call) -> None:
         """Stop reading a call's arguments as they stream once its title cannot change any more."""
         if not call.args.watching:
             return
-        key = KEY_ARGUMENT.get(call.name)
+        key = tool_facts(call.name).subject
         custom = self._tool_titles(call.name) if self._tool_titles is not None else None
         if key is None or custom or call.args.complete(key):
             call.args.stop_watching()
@@ -420,68 +461,41 @@ class UpdateMapper:
         arguments = call.args.final()
         # read once: the title from the parsed arguments, from the text only when it is not JSON
         call.title = self._title(call.name, arguments or call.arguments, call.prefix)
-        update: Update = {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": call.acp_id,
-            "title": call.title,
-            "rawInput": shown_data(arguments),
-            "locations": tool_locations(call.name, arguments, self.cwd),
-        }
-        # The call starts now. Say so only if it cannot be about to ask for approval: a replay
-        # has the final status next anyway.
-        if not self.replay and call.status == "pending" and runs_unasked(call.name, self.approvals, arguments, self.cwd):
-            call.status = update["status"] = "in_progress"
-        return [update]
-
-    def _approval_answered(self, message: ApprovalResponse) -> list[Update]:
-        """An approved call runs now; a rejected one fails with its result, which follows."""
-        llm_id = self._asking.pop(message.request_id, None)
-        call = self._calls.get(llm_id) if llm_id is not None else None
-        if call is None or message.response == "reject" or call.status != "pending":
-            return []
-        return [self._status(call, "in_progress")]
+        locations = tool_locations(call.name, arguments, self.cwd)
+        return [update_tool_call(call.acp_id, title=call.title, raw_input=shown_data(arguments), locations=locations)]
 
     @staticmethod
-    def _status(call: _Call, status: Status) -> Update:
+    def _status(call: _Call, status: ToolCallStatus) -> ToolCallProgress:
         call.status = status
-        return {"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "status": status}
+        return update_tool_call(call.acp_id, status=status)
 
+    @_on(ToolResult)
     def _tool_result(self, message: ToolResult, key: str | None = None) -> list[Update]:
         key = key or message.tool_call_id
         call = self._calls.get(key)
         name = call.name if call else ""
         result = message.return_value
         terminal_shown = bool(call and call.terminal and not self.replay)
-        status: Status = "failed" if result.is_error else "completed"
+        status: ToolCallStatus = "failed" if result.is_error else "completed"
         if call is not None:
             call.status = status
-        update: Update = {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": self.acp_id(key),
-            "status": status,
-        }
-        content = result_content(name, result, terminal_shown=terminal_shown)
-        if content is not None:
-            update["content"] = content
-        update["rawOutput"] = raw_output(result)
         edits = [b for b in result.display if isinstance(b, DiffDisplayBlock) and b.new_start]
         if edits and call is not None:
-            update["locations"] = [{"path": b.path, "line": first_changed_line(b)} for b in edits[:20]]
-        elif name == "ReadFile" and call is not None:
-            read = read_locations(call.args.final(), result, self.cwd)
-            if read is not None:
-                update["locations"] = read
+            locations = [location(b.path, first_changed_line(b)) for b in edits[:20]]
+        else:
+            locations = read_locations(name, call.args.final(), result, self.cwd) if call is not None else None
+        update = update_tool_call(
+            self.acp_id(key), status=status, content=result_content(name, result, terminal_shown=terminal_shown),
+            raw_output=raw_output(result), locations=locations,
+        )
         tasks = [b for b in result.display if isinstance(b, BackgroundTaskDisplayBlock)]
-        updates = [update]
-        if call is not None and call.agent is None and name in TASK_STARTERS and len(tasks) == 1 and not result.is_error:
+        updates: list[Update] = [update]
+        if call is not None and call.agent is None and tool_facts(name).task and len(tasks) == 1 and not result.is_error:
             updates += self._show_task(call, tasks[0], update)
-        for block in result.display:
-            if isinstance(block, TodoDisplayBlock):
-                entries = plan_entries(block)
-                updates.append({"sessionUpdate": "plan", "entries": entries})
+        updates += [update_plan(plan_entries(b)) for b in result.display if isinstance(b, TodoDisplayBlock)]
         return updates
 
-    def _show_task(self, call: _Call, block: BackgroundTaskDisplayBlock, update: Update) -> list[Update]:
+    def _show_task(self, call: _Call, block: BackgroundTaskDisplayBlock, update: ToolCallProgress) -> list[Update]:
         """The card of a started background task: it shows the task's state, now and when it ends,
         and on a display-only terminal the command's output (what it wrote so far, then as it comes)."""
         current = self._task_state(block.task_id) if self._task_state is not None else None
@@ -500,7 +514,7 @@ class UpdateMapper:
         if not call.running_task:  # no end will be announced for it any more
             meta.update(call.feed.exit(exit_code))
             call.feed = None
-        return [{"sessionUpdate": "tool_call_update", "toolCallId": call.acp_id, "_meta": meta}] if meta else []
+        return [update_tool_call(call.acp_id, meta=meta)] if meta else []
 
     def _may_go_on(self, parent: _Call) -> bool:
         """Whether a subagent tied to this `Agent` card may still send events: its background task
@@ -517,6 +531,7 @@ class UpdateMapper:
                 self._parents[key] = parent
         return parent
 
+    @_on(SubagentEvent)
     def _subagent_event(self, message: SubagentEvent) -> list[Update]:
         """A subagent's call is a card of its own: titled with the subagent's type, tied to the
         parent's card in `_meta`, keyed by agent so its approvals find it. The subagent's text is
@@ -531,10 +546,10 @@ class UpdateMapper:
         if isinstance(event, ToolCall):
             key = _call_key(event.id, agent)
             streaming = self._open
-            updates = self._tool_call(event, key, prefix=f"[{message.subagent_type or 'subagent'}] ", agent=agent)
             parent_acp_id = parent.acp_id if parent is not None else self.acp_id(parent_id)
-            updates[0]["_meta"] = {"kimi": {"parentToolCallId": parent_acp_id, "agentId": agent,
-                                            "subagentType": message.subagent_type}}
+            meta = {"kimi": {"parentToolCallId": parent_acp_id, "agentId": agent, "subagentType": message.subagent_type}}
+            prefix = f"[{message.subagent_type or 'subagent'}] "
+            updates = [self._tool_call(event, key, prefix=prefix, agent=agent, meta=meta)]
             updates += self._close_open_call()  # it arrives whole
             self._open = streaming
             return updates
@@ -548,7 +563,7 @@ class UpdateMapper:
                 content.insert(0, text_content(task_lines([parent.task])))
             elif parent.status in ENDED:
                 return []
-            return [{"sessionUpdate": "tool_call_update", "toolCallId": parent.acp_id, "content": content}]
+            return [update_tool_call(parent.acp_id, content=content)]
         return []
 
     def _known_key(self, llm_id: str) -> str:
@@ -558,28 +573,23 @@ class UpdateMapper:
         matches = [k for k in self._calls if k.endswith("/" + llm_id)]
         return matches[-1] if matches else llm_id
 
-    def _agent_text(self, text: str) -> Update:
+    def _agent_text(self, text: str) -> MessageChunk:
         self.shown_output = True
-        return self._chunk("agent", {"type": "text", "text": text})
+        return self._chunk("agent", text_block(text))
 
-    def _chunk(self, kind: Kind, content: dict[str, Any]) -> Update:
-        session_update = {"user": "user_message_chunk", "thought": "agent_thought_chunk"}.get(kind, "agent_message_chunk")
-        return {"sessionUpdate": session_update, "content": content, "messageId": self._ids.next(kind)}
+    def _chunk(self, kind: Kind, content: ContentBlock) -> MessageChunk:
+        build = update_agent_thought if kind == "thought" else update_agent_message
+        return build(content, self._ids.next(kind))
 
-    def note(self, text: str) -> Update:
+    def note(self, text: str) -> MessageChunk:
         """A line of the agent's message shown live only (the MCP status, a model error): a message of
         its own, whose id leaves those of the messages a replay shows alone."""
-        return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}, "messageId": self._ids.note()}
+        return update_agent_message_text(text, self._ids.note())
 
     def _retry(self, message: StepRetry) -> Update:
         title = f"Retrying after {retry_cause(message)} (attempt {message.next_attempt} of {message.max_attempts})"
         if self.notices:
-            return {
-                "sessionUpdate": "notice",
-                "severity": "warning",
-                "title": title,
-                "description": f"The model request failed; trying again in {message.wait_s:g} s.",
-            }
+            return notice("warning", title, f"The model request failed; trying again in {message.wait_s:g} s.")
         self.shown_output = True
         return self.note(f"\n\n_{title}…_\n\n")  # live only: a replay skips retries
 
@@ -587,8 +597,8 @@ class UpdateMapper:
         """A notice of the agent's own (no sandbox on this machine, …): the client's `notice` when it
         advertised them, else a line of the agent's message."""
         if self.notices:
-            severity = message.severity if message.severity in ("info", "warning", "error") else "info"
-            return {"sessionUpdate": "notice", "severity": severity, "title": message.title, "description": message.body}
+            severity = message.severity if message.severity in ("warning", "error") else "info"
+            return notice(severity, message.title, message.body)
         self.shown_output = True
         return self.note(f"\n\n**{message.title}.** {message.body}\n\n")
 
@@ -596,7 +606,7 @@ class UpdateMapper:
         self._compactions += 1
         self._compaction_id = f"{self._turn}-compaction-{self._compactions}"
         if self.compaction_updates:
-            return {"sessionUpdate": "compaction_update", "compactionId": self._compaction_id, "status": "in_progress"}
+            return update_compaction(self._compaction_id, "in_progress")
         return self._agent_text("\n\n_Compacting the conversation to free up context…_\n\n")
 
     def _compaction_end(self) -> list[Update]:
@@ -604,24 +614,21 @@ class UpdateMapper:
         if self.compaction_updates:
             if compaction_id is None:
                 return []
-            return [{"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": "completed"}]
+            return [update_compaction(compaction_id, "completed")]
         return [self._agent_text("_Context compacted: older messages are now a summary._\n\n")]
 
-    def _usage(self, message: StatusUpdate) -> Update | None:
+    def _usage(self, message: StatusUpdate) -> UsageUpdate | None:
         if message.context_tokens is None or not message.max_context_tokens:
             return None
-        update: Update = {"sessionUpdate": "usage_update", "used": max(0, message.context_tokens), "size": message.max_context_tokens}
         cost = self._session_cost() if self._session_cost is not None else None
-        if cost is not None:
-            update["cost"] = cost
-        return update
+        return update_usage(max(0, message.context_tokens), message.max_context_tokens, cost)
 
 
-def _task_content(call: _Call, block: BackgroundTaskDisplayBlock) -> list[dict[str, Any]]:
+def _task_content(call: _Call, block: BackgroundTaskDisplayBlock) -> list[ToolCallContent]:
     """A task card's content: the task's state, below the terminal that shows its output (if any)."""
-    content = [text_content(task_lines([block]))]
+    content: list[ToolCallContent] = [text_content(task_lines([block]))]
     if call.display_terminal is not None and call.feed is not None:
-        content.insert(0, {"type": "terminal", "terminalId": call.display_terminal})
+        content.insert(0, tool_terminal_ref(call.display_terminal))
     return content
 
 
@@ -673,10 +680,5 @@ def plan_text(message: PlanDisplay) -> str:
 def user_chunks(user_input: UserInput, message_id: str | None = None) -> list[Update]:
     """The chunks of one user message; `message_id` (the mapper's) groups them."""
     if isinstance(user_input, str):
-        chunks: list[Update] = [{"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": user_input}}]
-    else:
-        chunks = [{"sessionUpdate": "user_message_chunk", "content": content_blocks_for_display(p)} for p in user_input]
-    if message_id is not None:
-        for chunk in chunks:
-            chunk["messageId"] = message_id
-    return chunks
+        return [update_user_message(text_block(user_input), message_id)]
+    return [update_user_message(content_blocks_for_display(p), message_id) for p in user_input]

@@ -10,10 +10,12 @@ the simple events of the child, wrapped in `Subagent`, so its steps show in the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ...core.toolset import CANCELLED_MESSAGE
 from ...simple_stream import JSONRPC_VERSION, SimpleStream, event_to_rpc
+from ...util.dispatch import Handlers
 from ...wire.serde import WireDecodeError, from_envelope
 from ...wire.types import (
     ApprovalRequest,
@@ -21,13 +23,10 @@ from ...wire.types import (
     Notification,
     PlanDisplay,
     QuestionRequest,
-    Request,
     SteerInput,
     StepRetry,
     SubagentEvent,
     ToolResult,
-    TurnBegin,
-    TurnEnd,
     user_input_text,
 )
 from .diffview import page_display
@@ -43,8 +42,12 @@ def notification(method: str, params: dict[str, Any] | None = None) -> dict[str,
     return {"jsonrpc": JSONRPC_VERSION, "method": method, "params": params or {}}
 
 
+_on: Handlers[Callable[[PageView, Any, bool], list[dict[str, Any]]]] = Handlers()
+
+
 class PageView:
-    """Wire messages, in order, to the notifications one page gets."""
+    """Wire messages, in order, to the notifications one page gets: the simple stream's events, then
+    what the message's handler adds (one per message type; the rest, e.g. other requests, adds nothing)."""
 
     def __init__(self) -> None:
         self.simple = SimpleStream()
@@ -53,35 +56,56 @@ class PageView:
     def feed(self, message: Any, *, live: bool = True) -> list[dict[str, Any]]:
         """`live=False` for history: requests in it are over and are not offered for answering."""
         out = [event_to_rpc(e) for e in self.simple.feed(message)]
-        if isinstance(message, ToolResult):
-            value = message.return_value
-            out.append(notification("ToolDisplay", {
-                "tool_call_id": message.tool_call_id,
-                "is_error": value.is_error,
-                "cancelled": value.is_error and value.message == CANCELLED_MESSAGE,
-                "message": value.message,
-                "display": page_display(value.display),
-            }))  # fmt: skip
-        elif isinstance(message, ApprovalRequest) and live:
-            out.append(notification("ApprovalRequest", approval_params(message)))
-        elif isinstance(message, PlanDisplay):
-            out.append(notification("Plan", {"content": message.content, "file_path": message.file_path}))
-        elif isinstance(message, SubagentEvent):
-            out += self._child(message)
-        elif isinstance(message, QuestionRequest) and live:
-            out.append(notification("QuestionRequest", message.model_dump(mode="json")))
-        elif isinstance(message, ApprovalResponse):
-            out.append(notification("RequestResolved", {"id": message.request_id, "response": message.response}))
-        elif isinstance(message, SteerInput):
-            out.append(notification("Steer", {"text": user_input_text(message.user_input)}))
-        elif isinstance(message, Notification):
-            out.append(notification("Notice", {"title": message.title, "body": message.body}))
-        elif isinstance(message, StepRetry):
-            text = f"{message.error_type}: retrying ({message.next_attempt}/{message.max_attempts})"
-            out.append(notification("Notice", {"title": "Retrying", "body": text}))
-        elif isinstance(message, (TurnBegin, TurnEnd, Request)):
-            pass
+        handler = _on.get(type(message))
+        if handler is not None:
+            out += handler(self, message, live)
         return out
+
+    # ------------------------------------------------------------------ one handler per message
+
+    @_on(ToolResult)
+    def _tool_result(self, message: ToolResult, live: bool) -> list[dict[str, Any]]:
+        value = message.return_value
+        return [notification("ToolDisplay", {
+            "tool_call_id": message.tool_call_id,
+            "is_error": value.is_error,
+            "cancelled": value.is_error and value.message == CANCELLED_MESSAGE,
+            "message": value.message,
+            "display": page_display(value.display),
+        })]  # fmt: skip
+
+    @_on(ApprovalRequest)
+    def _approval_request(self, message: ApprovalRequest, live: bool) -> list[dict[str, Any]]:
+        return [notification("ApprovalRequest", approval_params(message))] if live else []
+
+    @_on(QuestionRequest)
+    def _question_request(self, message: QuestionRequest, live: bool) -> list[dict[str, Any]]:
+        return [notification("QuestionRequest", message.model_dump(mode="json"))] if live else []
+
+    @_on(ApprovalResponse)
+    def _approval_response(self, message: ApprovalResponse, live: bool) -> list[dict[str, Any]]:
+        return [notification("RequestResolved", {"id": message.request_id, "response": message.response})]
+
+    @_on(PlanDisplay)
+    def _plan(self, message: PlanDisplay, live: bool) -> list[dict[str, Any]]:
+        return [notification("Plan", {"content": message.content, "file_path": message.file_path})]
+
+    @_on(SubagentEvent)
+    def _subagent_event(self, message: SubagentEvent, live: bool) -> list[dict[str, Any]]:
+        return self._child(message)
+
+    @_on(SteerInput)
+    def _steer(self, message: SteerInput, live: bool) -> list[dict[str, Any]]:
+        return [notification("Steer", {"text": user_input_text(message.user_input)})]
+
+    @_on(Notification)
+    def _notice(self, message: Notification, live: bool) -> list[dict[str, Any]]:
+        return [notification("Notice", {"title": message.title, "body": message.body})]
+
+    @_on(StepRetry)
+    def _retry(self, message: StepRetry, live: bool) -> list[dict[str, Any]]:
+        text = f"{message.error_type}: retrying ({message.next_attempt}/{message.max_attempts})"
+        return [notification("Notice", {"title": "Retrying", "body": text})]
 
     def _child(self, message: SubagentEvent) -> list[dict[str, Any]]:
         """A subagent's message as its own simple event, for the parent's card (its steps and answer)."""

@@ -152,7 +152,7 @@ class Driver:
             if isinstance(message, (ApprovalRequest, QuestionRequest)):
                 self.pending[message.id] = message
             else:
-                message.resolve(None)  # external tools and client hooks are Wire-only
+                message.decline()  # external tools and client hooks are Wire-only
         if isinstance(message, ToolResult) and message.tool_call_id in self.output:
             self._settle_output(message)
         if isinstance(message, TurnBegin):
@@ -400,10 +400,7 @@ class Driver:
         if self._flush is not None:
             self._flush.cancel()
         for request in list(self.pending.values()):
-            if isinstance(request, ApprovalRequest):
-                request.resolve(ApprovalResponse(request_id=request.id, response="reject"))
-            else:
-                request.resolve(QuestionResponse(request_id=request.id))
+            request.decline()
         for page in list(self.pages):
             page.queue.put_nowait(None)
         await self.core.close()

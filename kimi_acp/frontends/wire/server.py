@@ -29,7 +29,6 @@ from ...wire.types import (
     ApprovalRequest,
     ApprovalResponse,
     ContentPart,
-    HookRequest,
     HookResponse,
     PlanQuestion,
     QuestionNotSupported,
@@ -168,7 +167,7 @@ class WireServer:
             self._pending[message.id] = message
             self._send(rpc.request_message(message.id, "request", to_envelope(message)))
             if self._input_closed or self._closing:  # nobody will answer (e.g. SessionEnd hooks at exit)
-                message.resolve(_closed_answer(message))
+                message.decline()
             return
         self._send(rpc.notification_message("event", to_envelope(message)))
         if isinstance(message, TurnEnd):
@@ -207,7 +206,7 @@ class WireServer:
         requests any more; they are settled at once as on a closed connection."""
         self._input_closed = True
         for request in list(self._pending.values()):
-            request.resolve(_closed_answer(request))
+            request.decline()
         while self._tasks and not self._stop_requested:
             await asyncio.wait(list(self._tasks), timeout=0.2)
 
@@ -376,7 +375,7 @@ class WireServer:
             return
         self._closing = True
         for request in list(self._pending.values()):
-            request.resolve(_closed_answer(request))
+            request.decline()
         self._pending.clear()
         self.core.cancel()
         if self._replay is not None:
@@ -392,17 +391,17 @@ class WireServer:
         await self.writer.drain()
 
 
-def _interpret_answer(request: Request, incoming: rpc.Incoming) -> Any:
-    """Turn a client's JSON-RPC answer into what the waiting core expects (lenient, never raising)."""
+# What a client's answer to each kind of request parses as (a tool call's: its `ToolResult`).
+ANSWER_TYPES: dict[str, type[ApprovalResponse | QuestionResponse | HookResponse]] = {
+    "ApprovalRequest": ApprovalResponse, "QuestionRequest": QuestionResponse, "HookRequest": HookResponse,
+}
+
+
+def _interpret_answer(request: Request[Any], incoming: rpc.Incoming) -> Any:
+    """Turn a client's JSON-RPC answer into what the waiting core expects (lenient, never raising):
+    an answer that does not parse is the request's declined answer (an approval is then rejected)."""
     result = incoming.result if isinstance(incoming.result, dict) else None
     error = incoming.error
-    if isinstance(request, ApprovalRequest):
-        if result is None:
-            return ApprovalResponse(request_id=request.id, response="reject")
-        try:
-            return ApprovalResponse.model_validate({**result, "request_id": request.id})
-        except ValidationError:
-            return ApprovalResponse(request_id=request.id, response="reject")
     if isinstance(request, ToolCallRequest):
         if error is not None:
             return ToolReturnValue(
@@ -411,37 +410,20 @@ def _interpret_answer(request: Request, incoming: rpc.Incoming) -> Any:
                 display=[{"type": "brief", "text": "External tool error"}],
             )
         try:
-            return ToolResult.model_validate(result)
+            return ToolResult.model_validate(result).return_value
         except ValidationError:
             return ToolReturnValue(
                 is_error=True,
                 message="Invalid tool result payload from client.",
                 display=[{"type": "brief", "text": "Invalid tool result"}],
             )
-    if isinstance(request, QuestionRequest):
-        try:
-            return QuestionResponse.model_validate({**(result or {}), "request_id": request.id})
-        except ValidationError:
-            return QuestionResponse(request_id=request.id)
-    if isinstance(request, HookRequest):
-        try:
-            return HookResponse.model_validate({**(result or {}), "request_id": request.id})
-        except ValidationError:
-            return HookResponse(request_id=request.id)
-    return result
+    answer_type = ANSWER_TYPES.get(type(request).wire_type)
+    if answer_type is None:
+        return result
+    if result is None and isinstance(request, ApprovalRequest):
+        return request.declined()
+    try:
+        return answer_type.model_validate({**(result or {}), "request_id": request.id})
+    except ValidationError:
+        return request.declined()
 
-
-def _closed_answer(request: Request) -> Any:
-    if isinstance(request, ApprovalRequest):
-        return ApprovalResponse(request_id=request.id, response="reject")
-    if isinstance(request, ToolCallRequest):
-        return ToolReturnValue(
-            is_error=True,
-            message="Wire connection closed before tool result was received.",
-            display=[{"type": "brief", "text": "Wire closed"}],
-        )
-    if isinstance(request, QuestionRequest):
-        return QuestionResponse(request_id=request.id)
-    if isinstance(request, HookRequest):
-        return HookResponse(request_id=request.id)
-    return None

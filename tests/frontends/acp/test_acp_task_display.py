@@ -1,52 +1,12 @@
-"""ACP cards for background tasks: which approval a Shell call may ask (decided from its
-arguments), and the `background_task` display blocks shown as the tasks' state."""
+"""ACP cards for background tasks: the `background_task` display blocks shown as the tasks' state.
+
+(When a Shell card goes `in_progress` is no longer guessed from its arguments and the session's
+approvals: the core says when a call starts, tests/core/test_tool_started.py.)"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import pytest
-
-from kimi_acp.frontends.acp.convert import approval_actions, result_content, runs_unasked
+from kimi_acp.frontends.acp.convert import result_content
 from kimi_acp.wire.types import BackgroundTaskDisplayBlock, BriefDisplayBlock, ToolReturnValue
-
-
-@dataclass
-class State:
-    session_actions: frozenset[str] = frozenset()
-    yolo: bool = False
-    always_ask: bool = False
-
-
-@pytest.mark.parametrize(
-    ("arguments", "approved", "expected"),
-    [
-        ({"command": "make"}, {"run command:exactly=make"}, True),
-        ({"command": "make", "run_in_background": False}, {"run command:exactly=make"}, True),
-        ({"command": "make", "run_in_background": True}, {"run command:exactly=make"}, False),
-        ({"command": "make", "run_in_background": True}, {"run background command:exactly=make"}, True),
-        ({"command": "make"}, {"run background command:exactly=make"}, False),
-        ({"command": "make", "run_in_background": "yes"}, {"run command:exactly=make"}, False),  # unclear: may be either
-        ({"command": "make"}, {"run command"}, False),  # a bare action of an older version covers nothing
-        ({"command": "rm x"}, {"run command:ls"}, False),
-        ({"command": "ls -l"}, set(), True),  # only reads: runs unasked
-        ({"command": "cat ~/.ssh/id_rsa"}, set(), False),  # names a credentials file: asks with a warning
-        (None, {"run command:ls", "run background command:ls"}, False),  # which command: not known yet
-    ],
-)
-def test_shell_runs_unasked_only_when_its_own_action_is_approved(arguments, approved, expected, tmp_path):
-    assert runs_unasked("Shell", State(frozenset(approved)), arguments, tmp_path) is expected
-
-
-def test_a_read_only_command_asks_in_always_ask_mode(tmp_path):
-    assert not runs_unasked("Shell", State(always_ask=True), {"command": "ls -l"}, tmp_path)
-
-
-def test_approval_actions_of_other_tools_ignore_arguments():
-    assert approval_actions("TaskStop", {"task_id": "bash-1"}) == {"stop background task"}
-    assert approval_actions("SomeMcpTool", {}) is None
-    assert not runs_unasked("SearchWeb", None) and not runs_unasked("FetchURL", None)  # they ask per host
-    assert runs_unasked("ReadFile", None)  # asks only now and then: the card shows it running
 
 
 def _result(*blocks, output="model text", is_error=False) -> ToolReturnValue:

@@ -1,24 +1,22 @@
 """UpdateMapper's tool card statuses and ReadFile content, message by message (no process).
 
-The end-to-end view of the same rules is tests/e2e/test_acp_cards.py; here the cases a scripted
-model cannot easily produce: YOLO and session approvals known to the mapper, a call expected to run
-unasked that asks after all, and cards too long for the UI.
+The end-to-end view of the same rules is tests/e2e/test_acp_cards.py; here the orders a scripted
+model cannot easily produce (a call that starts while the next one streams, answers to other
+requests) and cards too long for the UI. A card goes `in_progress` on the core's `ToolStarted`,
+nothing else (tests/core/test_tool_started.py: when the core sends it).
 """
 
 from __future__ import annotations
 
-import inspect
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kimi_acp.frontends.acp import convert
-from kimi_acp.frontends.acp.convert import RUNS_WITHOUT_APPROVAL, UI_TEXT_MAX, code_content, result_content
+from kimi_acp.core.turn import ToolStarted
+from kimi_acp.frontends.acp.convert import UI_TEXT_MAX, code_content, result_content
 from kimi_acp.frontends.acp.updates import UpdateMapper
-from kimi_acp.tools import builtin_tools
 from kimi_acp.wire.types import (
     ApprovalRequest,
     ApprovalResponse,
@@ -26,19 +24,13 @@ from kimi_acp.wire.types import (
     ShellDisplayBlock,
     StatusUpdate,
     ToolCall,
+    ToolCallPart,
     ToolResult,
     ToolReturnValue,
 )
 from tests.support.acp_client import load_schemas
 
 CWD = Path("/work/project")
-
-
-@dataclass
-class FakeApprovals:
-    yolo: bool = False
-    session_actions: frozenset[str] = field(default_factory=frozenset)
-    always_ask: bool = False
 
 
 def call(llm_id: str, name: str, arguments: dict[str, Any]) -> ToolCall:
@@ -88,28 +80,26 @@ class Client:
 SHELL = {"command": "make"}
 
 
-@pytest.mark.parametrize(
-    ("approvals", "expected"),
-    [
-        (None, ["pending", "completed"]),  # may ask: not "running" before we know
-        (FakeApprovals(yolo=True), ["pending", "in_progress", "completed"]),
-        (FakeApprovals(session_actions=frozenset({"run command:exactly=make"})), ["pending", "in_progress", "completed"]),
-        (FakeApprovals(session_actions=frozenset({"run command:make"})), ["pending", "completed"]),  # not a form: exact only
-        (FakeApprovals(session_actions=frozenset({"run command"})), ["pending", "completed"]),  # covers nothing now
-        (FakeApprovals(session_actions=frozenset({"edit file"})), ["pending", "completed"]),
-    ],
-)
-def test_a_shell_call_that_is_not_asked_about(approvals, expected):
-    client = Client(UpdateMapper(CWD, approvals=approvals))
-    client.send(call("s1", "Shell", SHELL), StatusUpdate(), ToolResult(tool_call_id="s1", return_value=ok("x")))
-    assert client.events == expected
+@pytest.mark.parametrize("name", ["Shell", "WriteFile", "ReadFile", "SetTodoList", "mcp__server__tool"])
+def test_a_card_is_in_progress_when_its_call_starts_and_not_before(name):
+    client = Client(UpdateMapper(CWD))
+    client.send(call("s1", name, SHELL), StatusUpdate())
+    assert client.events == ["pending"]  # complete, yet not running: whether it will ask is not guessed
+    client.send(ToolStarted("s1"), ToolResult(tool_call_id="s1", return_value=ok("x")))
+    assert client.events == ["pending", "in_progress", "completed"]
 
 
-@pytest.mark.parametrize(("always_ask", "expected"), [(False, ["pending", "in_progress", "completed"]), (True, ["pending", "completed"])])
-def test_a_read_only_command_runs_at_once_unless_the_session_asks_always(always_ask, expected):
-    client = Client(UpdateMapper(CWD, approvals=FakeApprovals(always_ask=always_ask)))
-    client.send(call("s1", "Shell", {"command": "ls -la"}), StatusUpdate(), ToolResult(tool_call_id="s1", return_value=ok("x")))
-    assert client.events == expected
+def test_a_call_that_never_started_goes_from_pending_to_its_end():
+    client = Client(UpdateMapper(CWD))  # e.g. blocked by a PreToolUse hook, or refused by a deny rule
+    client.send(call("s1", "Shell", SHELL), ToolResult(tool_call_id="s1", return_value=ToolReturnValue(is_error=True, message="no")))
+    assert client.events == ["pending", "failed"]
+
+
+def test_a_call_that_starts_while_its_arguments_are_open_says_so_with_them():
+    client = Client(UpdateMapper(CWD))
+    client.send(call("r1", "ReadFile", {}), ToolCallPart(arguments_part=""), ToolStarted("r1"))
+    start, started = client.updates
+    assert start["status"] == "pending" and started["status"] == "in_progress" and "rawInput" in started
 
 
 def test_approved_call_runs_only_after_the_answer():
@@ -117,6 +107,8 @@ def test_approved_call_runs_only_after_the_answer():
     client.send(call("s1", "Shell", SHELL), ask("s1"))
     assert client.events == ["pending", "ask"]
     client.send(ApprovalResponse(request_id="q1", response="approve"))
+    assert client.events == ["pending", "ask"]  # approved is not yet running: the core says when it starts
+    client.send(ToolStarted("s1"))
     client.terminal("s1")
     client.send(ToolResult(tool_call_id="s1", return_value=ok()))
     assert client.events == ["pending", "ask", "in_progress", "in_progress", "completed"]
@@ -133,20 +125,34 @@ def test_rejected_call_fails_without_running():
     assert client.events == ["pending", "ask", "failed"]
 
 
-def test_a_call_expected_to_run_unasked_that_asks_goes_back_to_pending():
-    approvals = FakeApprovals(yolo=True)
-    client = Client(UpdateMapper(CWD, approvals=approvals))
+def test_a_call_that_asks_although_approved_for_the_session_is_never_running_before_the_answer():
+    """Once, a call the mapper expected to run unasked went `in_progress` and back to `pending`
+    when it asked after all (an ask rule, a credentials warning): now nothing is expected."""
+    client = Client(UpdateMapper(CWD))
     client.send(call("w1", "WriteFile", {"path": "a.txt", "content": "x"}), StatusUpdate())
-    approvals.yolo = False  # turned off while the call was starting
-    client.send(ask("w1"), ApprovalResponse(request_id="q1", response="approve_for_session"))
-    assert client.events == ["pending", "in_progress", "pending", "ask", "in_progress"]
+    client.send(ask("w1"), ApprovalResponse(request_id="q1", response="approve_for_session"), ToolStarted("w1"))
+    assert client.events == ["pending", "ask", "in_progress"]
 
 
-def test_answers_to_other_requests_do_not_move_the_card():
+def test_answers_and_repeated_starts_do_not_move_the_card_again():
     client = Client(UpdateMapper(CWD))
     client.send(call("s1", "Shell", SHELL), ask("s1", "q1"), ApprovalResponse(request_id="other", response="approve"))
     client.send(ApprovalResponse(request_id="q1", response="approve"), ApprovalResponse(request_id="q1", response="approve"))
+    client.send(ToolStarted("s1"), ToolStarted("s1"), ToolStarted("unknown"), ToolStarted("s1", agent_id="a1"))
     assert client.events == ["pending", "ask", "in_progress"]
+
+
+def test_a_call_that_starts_while_the_next_streams_leaves_the_next_one_open():
+    """Calls run as soon as their arguments are complete, often while the model still writes the
+    next one: that one's card keeps taking its arguments."""
+    client = Client(UpdateMapper(CWD))
+    client.send(call("a", "Shell", {"command": "ls"}), ToolCall(id="b", function=FunctionBody(name="Shell", arguments='{"comm')))
+    client.send(ToolStarted("a"), ToolCallPart(arguments_part='and": "make"}'), ToolStarted("b"))
+    b_updates = [u for u in client.updates if u["toolCallId"].endswith("/b")]
+    assert b_updates[-1]["status"] == "in_progress" and b_updates[-1]["title"] == "Shell: make"
+    assert b_updates[-1]["rawInput"] == {"command": "make"}
+    a_updates = [u for u in client.updates if u["toolCallId"].endswith("/a") and "status" in u]
+    assert [u["status"] for u in a_updates] == ["pending", "in_progress"]
 
 
 def test_replay_shows_no_intermediate_status():
@@ -192,21 +198,6 @@ def test_code_content_cuts_long_text_at_a_line_and_still_closes_the_fence():
     assert body.splitlines()[-1] in lines  # whole lines only
     shown = len(body.splitlines()) - 1
     assert note == f"\n[... {1000 - shown} more lines ({len(chr(10).join(lines[shown:]))} characters) not shown]"
-
-
-def test_every_tool_that_asks_for_approval_stays_pending_until_approved():
-    """A tool whose code always asks (`ctx.approve`, or the edit and fetch permits) must not be one
-    that goes in_progress unasked; the readers (`permit_read`) ask only outside the workspace or
-    for a credentials file, and may."""
-    tools = builtin_tools()
-    for tool in tools:
-        module = inspect.getmodule(type(tool))
-        shared = sum(inspect.getmodule(type(t)) is module for t in tools) > 1  # e.g. tools/tasks.py
-        source = inspect.getsource(type(tool) if shared else module)
-        asks = any(call in source for call in ("ctx.approve(", "permit_edit(", "permit_fetch("))
-        assert asks == (tool.name not in RUNS_WITHOUT_APPROVAL), tool.name
-        if asks:
-            assert tool.name in convert.APPROVAL_ACTIONS, tool.name
 
 
 # --------------------------------------------------------------------------- background subagents across turns

@@ -148,9 +148,9 @@ class UpdateMapper:
     context as the client's `notice` / `compaction_update` when it advertised them
     (`client_capabilities`), else as a short italic line of the agent's message.
 
-    A background subagent outlives the turn that started it: its open cards, open permission
-    requests and the `Agent` card it is tied to are kept across `begin_turn`, so its later
-    updates (also between prompts) find them. `task_state(task_id)` gives a background task's
+    A background subagent outlives the turn that started it: its open cards and the `Agent` card
+    it is tied to are kept across `begin_turn`, so its later updates (also between prompts) find
+    them. `task_state(task_id)` gives a background task's
     current state, so a task card created after the task ended says so.
 
     Every message chunk carries a `messageId` that a replay repeats (message_ids.py): give `map`
@@ -289,11 +289,11 @@ class UpdateMapper:
         call = self._calls.get(_call_key(message.tool_call_id, message.agent_id))
         if call is None or call.status != "pending":
             return []
-        if call is not self._open:
+        closing = self._close_open_call() if call is self._open else []
+        if not closing:
             return [self._status(call, "in_progress")]
-        (update,) = self._close_open_call()
-        call.status = update["status"] = "in_progress"
-        return [update]
+        call.status = closing[0]["status"] = "in_progress"
+        return closing
 
     @_on(StatusUpdate)
     def _status_update(self, message: StatusUpdate) -> list[Update]:

@@ -11,27 +11,28 @@ built-in has its row). A tool the table does not know (MCP, plugins, a Wire clie
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, NamedTuple
 
-# ACP's tool kinds: the icon a client shows (and what some auto-approve: permission_gist.py).
-ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
-# How a result reads on a card:
-#   text      its output as text (the default)
-#   verbatim  its output in a fence, exactly what the model got (Shell)
-#   lines     a file's numbered lines (ReadFile): verbatim, with the message saying which lines,
-#             and the card's location at the first line read
-#   media     images and video (ReadMediaFile): its text parts only tag them for the model
-#   message   the message only: the output is written for the model (the plan tools)
-#   log       a background task's state, then its log verbatim (TaskOutput)
-OutputKind = Literal["text", "verbatim", "lines", "media", "message", "log"]
-# The background task a call may start, whose card then shows it: a command (its output may show
-# on a terminal of the card) or a subagent.
-TaskKind = Literal["command", "agent"]
+if TYPE_CHECKING:  # the kinds, for readers and type checkers (made at run time they cost start-up time)
+    from typing import Literal
+
+    # ACP's tool kinds: the icon a client shows (and what some auto-approve: permission_gist.py).
+    ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
+    # How a result reads on a card:
+    #   text      its output as text (the default)
+    #   verbatim  its output in a fence, exactly what the model got (Shell)
+    #   lines     a file's numbered lines (ReadFile): verbatim, with the message saying which lines,
+    #             and the card's location at the first line read
+    #   media     images and video (ReadMediaFile): its text parts only tag them for the model
+    #   message   the message only: the output is written for the model (the plan tools)
+    #   log       a background task's state, then its log verbatim (TaskOutput)
+    OutputKind = Literal["text", "verbatim", "lines", "media", "message", "log"]
+    # The background task a call may start, whose card then shows it: a command (its output may
+    # show on a terminal of the card) or a subagent.
+    TaskKind = Literal["command", "agent"]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolFacts:
+class ToolFacts(NamedTuple):  # a NamedTuple: a frozen dataclass costs ~0.7 ms more at start-up
     kind: ToolKind = "other"
     subject: str | None = None  # the argument a card's title shows: "Shell: make"
     path: str | None = None  # the argument naming the file or directory it works on: the card's location

@@ -7,7 +7,7 @@ these without importing the agent itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from ..wire.types import UserInput
@@ -88,8 +88,7 @@ class SandboxChanged:
     mode: str
 
 
-@dataclass(frozen=True)
-class ToolStarted:
+class ToolStarted(NamedTuple):  # a NamedTuple: a frozen dataclass costs ~0.5 ms more at start-up
     """Internal (not a Wire message): a tool call runs now, its approval (if it needed one) given.
 
     Sent once per call that runs, before its ToolResult, by the core that runs it (core/toolset.py):

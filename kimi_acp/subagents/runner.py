@@ -7,8 +7,9 @@ tools and prompt, the root's model (or the one asked for), workspace, hooks and 
 messages reach the root's stream merged (whole text per step, tool calls with their arguments)
 and wrapped in `SubagentEvent`s, so every front end sees them in order; its approval requests go
 out unwrapped and name the subagent (`agent_id`, `subagent_type`), so the user answers them as
-any other, and so does the internal `ToolStarted` of each of its calls (with its `agent_id`). Cancelling the tool call cancels the child's turn; closing the child closes its model
-client. The final assistant text is the tool result, in Kimi's format.
+any other, and so does the internal `ToolStarted` of each of its calls (with its `agent_id`).
+Cancelling the tool call cancels the child's turn; closing the child closes its model client. The
+final assistant text is the tool result, in Kimi's format.
 """
 
 from __future__ import annotations

@@ -104,7 +104,27 @@ if TYPE_CHECKING:  # types for readers and checkers only: creating them would co
         compactionId: str
         status: Literal["in_progress", "completed"]
 
-    Update = Union[MessageChunk, ToolCallStart, ToolCallProgress, PlanUpdate, UsageUpdate, NoticeUpdate, CompactionUpdate]
+    class AvailableCommandsUpdate(TypedDict):
+        sessionUpdate: Literal["available_commands_update"]
+        availableCommands: list[dict[str, Any]]
+
+    class CurrentModeUpdate(TypedDict):
+        sessionUpdate: Literal["current_mode_update"]
+        currentModeId: str
+
+    class ConfigOptionUpdate(TypedDict):
+        sessionUpdate: Literal["config_option_update"]
+        configOptions: list[dict[str, Any]]
+
+    class SessionInfoUpdate(TypedDict):
+        sessionUpdate: Literal["session_info_update"]
+        title: str
+        updatedAt: str
+
+    Update = Union[
+        MessageChunk, ToolCallStart, ToolCallProgress, PlanUpdate, UsageUpdate, NoticeUpdate, CompactionUpdate,
+        AvailableCommandsUpdate, CurrentModeUpdate, ConfigOptionUpdate, SessionInfoUpdate,
+    ]
 
 
 # --------------------------------------------------------------------------- content
@@ -237,3 +257,19 @@ def notice(severity: Literal["info", "warning", "error"], title: str, descriptio
 
 def update_compaction(compaction_id: str, status: Literal["in_progress", "completed"]) -> CompactionUpdate:
     return {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": status}
+
+
+def update_available_commands(commands: list[dict[str, Any]]) -> AvailableCommandsUpdate:
+    return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+
+
+def update_current_mode(current_mode_id: str) -> CurrentModeUpdate:
+    return {"sessionUpdate": "current_mode_update", "currentModeId": current_mode_id}
+
+
+def update_config_options(options: list[dict[str, Any]]) -> ConfigOptionUpdate:
+    return {"sessionUpdate": "config_option_update", "configOptions": options}
+
+
+def update_session_info(title: str, updated_at: str) -> SessionInfoUpdate:
+    return {"sessionUpdate": "session_info_update", "title": title, "updatedAt": updated_at}

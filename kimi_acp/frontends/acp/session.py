@@ -42,6 +42,7 @@ from ...wire.types import (
     TurnBegin,
 )
 from . import questions
+from .builders import update_available_commands, update_config_options, update_current_mode, update_session_info
 from .convert import prompt_to_user_input
 from .errors import auth_required, internal_error, invalid_params, session_busy, session_not_found
 from .handshake import auth_methods
@@ -150,7 +151,7 @@ class AcpSession:
     def send_available_commands(self) -> None:
         """The session's slash commands (built-ins, skills, flows): the registry `/help` reads too."""
         commands = acp_entries(self.core.slash.commands())
-        self.send_update({"sessionUpdate": "available_commands_update", "availableCommands": commands})
+        self.send_update(update_available_commands(commands))
 
     def settings(self) -> dict[str, Any]:
         """The modes and config options now, as a response carries them (session/new, load,
@@ -179,9 +180,9 @@ class AcpSession:
         mode, options = self.core.controls.mode, self._config_options()
         shown_mode, shown_options = self._shown
         if mode != shown_mode:
-            self.send_update({"sessionUpdate": "current_mode_update", "currentModeId": mode})
+            self.send_update(update_current_mode(mode))
         if options != shown_options:
-            self.send_update({"sessionUpdate": "config_option_update", "configOptions": options})
+            self.send_update(update_config_options(options))
         self._shown = (mode, options)
 
     def _on_message(self, message: Any) -> None:
@@ -193,9 +194,7 @@ class AcpSession:
                 self._show_settings()
             return
         if isinstance(message, TitleChanged):
-            self.send_update(
-                {"sessionUpdate": "session_info_update", "title": message.title, "updatedAt": iso_time(self.core.session.updated_at())}
-            )
+            self.send_update(update_session_info(message.title, iso_time(self.core.session.updated_at())))
             return
         if isinstance(message, Request):
             self._on_request(message)

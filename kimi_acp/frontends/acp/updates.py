@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,20 +112,28 @@ KEEP_OPEN_CALL = frozenset({ToolCallPart, SubagentEvent, ToolStarted})
 RAW_OUTPUT_MAX = 20_000  # characters of a tool's output in a card's rawOutput
 
 
-@dataclass
 class _Call:
-    acp_id: str
-    name: str
-    args: StreamingArguments = field(default_factory=StreamingArguments)
-    prefix: str = ""  # "[explore] " for a subagent's call
-    agent: str | None = None  # the subagent whose call it is
-    task: BackgroundTaskDisplayBlock | None = None  # the background task the card shows (a started Shell / Agent)
-    title: str = ""
-    terminal: bool = False
-    display_terminal: str | None = None  # the display-only terminal its tool_call registered (task output)
-    feed: TerminalFeed | None = None  # the background task's output on that terminal
-    closed: bool = False
-    status: ToolCallStatus = "pending"  # the last status the client was told
+    """One card: the call it shows and what the client was told of it. (A plain class: as a
+    dataclass it cost ~0.7 ms at start-up.)"""
+
+    __slots__ = (
+        "acp_id", "agent", "args", "closed", "display_terminal", "feed", "name", "prefix", "status", "task",
+        "terminal", "title",
+    )  # fmt: skip
+
+    def __init__(self, acp_id: str, name: str, args: StreamingArguments, *, prefix: str = "", agent: str | None = None):
+        self.acp_id = acp_id
+        self.name = name
+        self.args = args
+        self.prefix = prefix  # "[explore] " for a subagent's call
+        self.agent = agent  # the subagent whose call it is
+        self.task: BackgroundTaskDisplayBlock | None = None  # the background task the card shows (a started Shell / Agent)
+        self.title = ""
+        self.terminal = False
+        self.display_terminal: str | None = None  # the display-only terminal its tool_call registered (task output)
+        self.feed: TerminalFeed | None = None  # the background task's output on that terminal
+        self.closed = False
+        self.status: ToolCallStatus = "pending"  # the last status the client was told
 
     @property
     def arguments(self) -> str:

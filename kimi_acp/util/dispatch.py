@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-H = TypeVar("H", bound=Callable[..., Any])
+H = TypeVar("H", bound=Callable[..., Any])  # what the table gives back
+F = TypeVar("F", bound=Callable[..., Any])  # a handler registered: its own signature kept
 
 
 class Handlers(Generic[H]):
@@ -32,12 +33,12 @@ class Handlers(Generic[H]):
         self._registered: dict[type, H] = {}
         self._found: dict[type, H | None] = {}
 
-    def __call__(self, *types: type) -> Callable[[H], H]:
+    def __call__(self, *types: type) -> Callable[[F], F]:
         """A decorator: the function handles messages of `types`."""
 
-        def register(handler: H) -> H:
+        def register(handler: F) -> F:
             for kind in types:
-                self._registered[kind] = handler
+                self._registered[kind] = handler  # type: ignore[assignment]  # F is one of the H the table holds
             self._found.clear()
             return handler
 

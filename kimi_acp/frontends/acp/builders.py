@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # types for readers and checkers only: creating them would cost ~3 ms at start-up
-    from typing import Literal, NotRequired, Required, TypedDict, Union
+    from typing import Literal, NotRequired, Required, TypedDict
 
     ToolCallStatus = Literal["pending", "in_progress", "completed", "failed"]
+    NoticeSeverity = Literal["info", "warning", "error"]
     MessageKind = Literal["user_message_chunk", "agent_message_chunk", "agent_thought_chunk"]
 
     # content
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # types for readers and checkers only: creating them would co
         mimeType: str
         data: str
 
-    ContentBlock = Union[TextBlock, ImageBlock]
+    ContentBlock = TextBlock | ImageBlock
 
     class ContentItem(TypedDict):
         type: Literal["content"]
@@ -44,7 +45,7 @@ if TYPE_CHECKING:  # types for readers and checkers only: creating them would co
         type: Literal["terminal"]
         terminalId: str
 
-    ToolCallContent = Union[ContentItem, DiffItem, TerminalItem]
+    ToolCallContent = ContentItem | DiffItem | TerminalItem
 
     class Location(TypedDict):
         path: str
@@ -95,7 +96,7 @@ if TYPE_CHECKING:  # types for readers and checkers only: creating them would co
 
     class NoticeUpdate(TypedDict):
         sessionUpdate: Literal["notice"]
-        severity: Literal["info", "warning", "error"]
+        severity: NoticeSeverity
         title: str
         description: str
 
@@ -121,10 +122,10 @@ if TYPE_CHECKING:  # types for readers and checkers only: creating them would co
         title: str
         updatedAt: str
 
-    Update = Union[
-        MessageChunk, ToolCallStart, ToolCallProgress, PlanUpdate, UsageUpdate, NoticeUpdate, CompactionUpdate,
-        AvailableCommandsUpdate, CurrentModeUpdate, ConfigOptionUpdate, SessionInfoUpdate,
-    ]
+    Update = (
+        MessageChunk | ToolCallStart | ToolCallProgress | PlanUpdate | UsageUpdate | NoticeUpdate | CompactionUpdate
+        | AvailableCommandsUpdate | CurrentModeUpdate | ConfigOptionUpdate | SessionInfoUpdate
+    )
 
 
 # --------------------------------------------------------------------------- content
@@ -251,7 +252,7 @@ def update_usage(used: int, size: int, cost: dict[str, Any] | None = None) -> Us
     return update
 
 
-def notice(severity: Literal["info", "warning", "error"], title: str, description: str) -> NoticeUpdate:
+def notice(severity: NoticeSeverity, title: str, description: str) -> NoticeUpdate:
     return {"sessionUpdate": "notice", "severity": severity, "title": title, "description": description}
 
 

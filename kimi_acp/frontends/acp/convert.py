@@ -252,9 +252,9 @@ def _result_content(kind: OutputKind, result: ToolReturnValue, *, terminal_shown
         # Media parts (ReadMediaFile): an image is shown as an image block; a video only named.
         for part in result.output:
             if isinstance(part, ImageURLPart):
-                block = content_blocks_for_display(part)
-                if block["type"] == "image":
-                    content.append(tool_content(block))
+                shown = content_blocks_for_display(part)
+                if shown["type"] == "image":
+                    content.append(tool_content(shown))
             elif isinstance(part, VideoURLPart):
                 content.append(text_content("[video]"))
         if kind == "media":  # its text parts only tag the media for the model

@@ -91,7 +91,9 @@ from .task_output import TerminalFeed, terminal_info, terminal_output_supported
 if TYPE_CHECKING:
     from .builders import (
         ContentBlock,
+        Location,
         MessageChunk,
+        NoticeSeverity,
         ToolCallContent,
         ToolCallProgress,
         ToolCallStatus,
@@ -110,6 +112,7 @@ MESSAGE_BOUNDARIES = (StepBegin, StepRetry, SteerInput, ToolCall, ToolResult, Co
 # beside it, a call that starts (maybe another one). Any other message completes it first.
 KEEP_OPEN_CALL = frozenset({ToolCallPart, SubagentEvent, ToolStarted})
 RAW_OUTPUT_MAX = 20_000  # characters of a tool's output in a card's rawOutput
+NOTICE_SEVERITIES: dict[str, NoticeSeverity] = {"info": "info", "warning": "warning", "error": "error"}
 
 
 class _Call:
@@ -296,11 +299,12 @@ class UpdateMapper:
         call = self._calls.get(_call_key(message.tool_call_id, message.agent_id))
         if call is None or call.status != "pending":
             return []
-        closing = self._close_open_call() if call is self._open else []
-        if not closing:
+        if call is not self._open:
             return [self._status(call, "in_progress")]
-        call.status = closing[0]["status"] = "in_progress"
-        return closing
+        self._open = None
+        update = self._complete(call)
+        call.status = update["status"] = "in_progress"
+        return [update]
 
     @_on(StatusUpdate)
     def _status_update(self, message: StatusUpdate) -> list[Update]:
@@ -464,12 +468,16 @@ class UpdateMapper:
         call, self._open = self._open, None
         if call is None or call.closed:
             return []
+        return [self._complete(call)]
+
+    def _complete(self, call: _Call) -> ToolCallProgress:
+        """The update that completes a card: its final title, arguments and locations."""
         call.closed = True
         arguments = call.args.final()
         # read once: the title from the parsed arguments, from the text only when it is not JSON
         call.title = self._title(call.name, arguments or call.arguments, call.prefix)
         locations = tool_locations(call.name, arguments, self.cwd)
-        return [update_tool_call(call.acp_id, title=call.title, raw_input=shown_data(arguments), locations=locations)]
+        return update_tool_call(call.acp_id, title=call.title, raw_input=shown_data(arguments), locations=locations)
 
     @staticmethod
     def _status(call: _Call, status: ToolCallStatus) -> ToolCallProgress:
@@ -487,6 +495,7 @@ class UpdateMapper:
         if call is not None:
             call.status = status
         edits = [b for b in result.display if isinstance(b, DiffDisplayBlock) and b.new_start]
+        locations: list[Location] | None
         if edits and call is not None:
             locations = [location(b.path, first_changed_line(b)) for b in edits[:20]]
         else:
@@ -563,7 +572,7 @@ class UpdateMapper:
         if isinstance(event, ToolResult):
             return self._tool_result(event, _call_key(event.tool_call_id, agent))
         if isinstance(event, TextPart) and event.text.strip() and parent is not None:
-            content = [text_content(event.text)]
+            content: list[ToolCallContent] = [text_content(event.text)]
             if parent.task is not None:  # a background agent: its card shows the task's state, then its latest message
                 if self.replay or not parent.running_task:
                     return []
@@ -604,8 +613,7 @@ class UpdateMapper:
         """A notice of the agent's own (no sandbox on this machine, …): the client's `notice` when it
         advertised them, else a line of the agent's message."""
         if self.notices:
-            severity = message.severity if message.severity in ("warning", "error") else "info"
-            return notice(severity, message.title, message.body)
+            return notice(NOTICE_SEVERITIES.get(message.severity, "info"), message.title, message.body)
         self.shown_output = True
         return self.note(f"\n\n**{message.title}.** {message.body}\n\n")
 

@@ -6,6 +6,11 @@ While plan mode is on, the agent may write exactly one file: the session's plan,
 joined by `-`); both are set when plan mode turns on and cleared when it turns off, so each planning
 round gets a fresh file. (Kimi Code CLI 1.49 put the folder under `~/.kimi` even when
 `KIMI_SHARE_DIR` pointed elsewhere; here it follows the share dir, which is the same by default.)
+
+A successful write of the plan file (WriteFile, StrReplaceFile) carries the plan as it now is in
+its ToolResult's `extras` (`plan_extras`): the record of the session then says what the plan was at
+each point, so a front end showing the plan as an object of its own (ACP plan operations) shows
+the same plans live and when the session is loaded again.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ log = logging.getLogger(__name__)
 SLUG_WORDS = 3
 _SAFE_SLUG = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 SLUG_ATTEMPTS = 20
+PLAN_EXTRAS_KEY = "plan_file"  # ToolReturnValue.extras[key] = {"path", "content"} after a plan write
+PLAN_EXTRAS_MAX = 100_000  # characters of the plan kept there (the file itself is not cut)
 HEROES = (
     "iron-man", "spider-man", "captain-america", "thor", "hulk", "black-widow", "hawkeye",
     "black-panther", "doctor-strange", "scarlet-witch", "vision", "falcon", "ant-man", "wasp",
@@ -111,15 +118,34 @@ def read_plan(session: Session) -> str | None:
         return None
 
 
-def clear_plan(session: Session) -> None:
-    """Delete the plan file (plan mode and the slug stay as they are)."""
+def clear_plan(session: Session) -> Path | None:
+    """Delete the plan file (plan mode and the slug stay as they are); its path, if the round has one."""
     path = current_plan_path(session)
     if path is None:
-        return
+        return None
     try:
         path.unlink()
     except FileNotFoundError:
         pass
+    return path
+
+
+def plan_extras(path: Path, content: str) -> dict[str, dict[str, str]]:
+    """What a plan write's ToolResult carries in `extras`: the plan file and its text now (cut at
+    PLAN_EXTRAS_MAX characters, with a line saying so)."""
+    if len(content) > PLAN_EXTRAS_MAX:
+        cut = len(content) - PLAN_EXTRAS_MAX
+        content = content[:PLAN_EXTRAS_MAX] + f"\n\n… ({cut} more characters in `{path}`)\n"
+    return {PLAN_EXTRAS_KEY: {"path": str(path), "content": content}}
+
+
+def plan_in_extras(extras: dict[str, object] | None) -> tuple[str, str] | None:
+    """(path, content) of the plan a ToolResult's `extras` carries (`plan_extras`), if any."""
+    found = (extras or {}).get(PLAN_EXTRAS_KEY)
+    if not isinstance(found, dict):
+        return None
+    path, content = found.get("path"), found.get("content")
+    return (path, content) if isinstance(path, str) and path and isinstance(content, str) else None
 
 
 def is_plan_file(session: Session, path: Path) -> bool:

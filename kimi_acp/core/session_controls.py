@@ -5,7 +5,7 @@ config option, the web page's toggles, Wire's `set_plan_mode`, the plan tools â€
 `SessionControls`. So each value is checked once and refused in the same words everywhere
 (`SettingError`), kept in the session's state.json, and announced once on the session's stream
 when it changed: an internal signal of `core/turn.py` (ModeChanged, ModelChanged, SandboxChanged,
-TitleChanged) that each front end shows its own way. A workspace directory is told to the model
+TitleChanged, PlanCleared) that each front end shows its own way. A workspace directory is told to the model
 instead (by `/add-dir`, or at the next turn for this process's directories).
 
 A subagent's core has controls that refuse every change (`refusing=True`, issue #30): its prompts
@@ -31,10 +31,10 @@ from ..sandbox.session import SessionSandbox, mode_text
 from ..sessions import Session
 from ..wire.types import StatusUpdate
 from .approvals import SUBAGENT_REFUSED, Approvals
-from .plan_file import ensure_plan, plan_file_path, release_plan
+from .plan_file import clear_plan, ensure_plan, plan_file_path, release_plan
 from .stream import MessageStream
 from .titles import user_title
-from .turn import ModeChanged, ModelChanged, SandboxChanged, TitleChanged
+from .turn import ModeChanged, ModelChanged, PlanCleared, SandboxChanged, TitleChanged
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +201,15 @@ class SessionControls:
         (as Kimi does)."""
         self._may_change("plan mode")
         self._modes_changed(self._plan_mode_to(on))
+
+    def clear_plan(self) -> None:
+        """Delete the plan file of the current planning round (`/plan clear`); plan mode stays.
+        Announced (PlanCleared) when the round had a plan file, so a plan shown as an object of
+        its own goes away."""
+        self._may_change("its plan")
+        path = clear_plan(self.session)
+        if path is not None:
+            self.stream.send(PlanCleared(str(path)))
 
     def set_yolo(self, on: bool) -> None:
         """Yolo on or off (persisted); off also ends this process's `--yolo`."""

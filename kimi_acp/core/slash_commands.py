@@ -131,7 +131,7 @@ async def _afk(core: SlashHost, args: str) -> None:
 
 @BUILTINS.command("plan", "Toggle plan mode. Usage: /plan [on|off|view|clear]", hint="on | off | view | clear")
 async def _plan(core: SlashHost, args: str) -> None:
-    from .plan_file import clear_plan, read_plan
+    from .plan_file import read_plan
 
     arg = args.strip().lower()
     if arg == "view":
@@ -139,7 +139,7 @@ async def _plan(core: SlashHost, args: str) -> None:
         core.say(plan if plan and plan.strip() else "No plan file found for this session.")
         return
     if arg == "clear":
-        clear_plan(core.session)
+        core.controls.clear_plan()
         core.say("Plan cleared.")
         return
     if arg not in ("", "on", "off"):

@@ -11,6 +11,9 @@ files all see it after that.
 A call that runs is announced once, through its context's `started` (the core sends `ToolStarted`):
 before a tool that never asks (core/tool_facts.py), when the approval of one that may ask lets it
 go on (tools/base.py `ToolContext.approve`), or when one that had nothing to ask returns.
+
+While plan mode is on, an edit may only touch the plan file; a successful one carries the plan as
+the file then holds it in its result's `extras` (core/plan_file.py `plan_extras`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from ..util import secrets
 from ..wire.serde import describe_validation_error
 from ..wire.types import ToolCall, ToolReturnValue
 from .hook_points import NO_HOOKS, HookRunner
+from .plan_file import plan_extras
 from .tool_facts import ToolFacts, tool_facts
 
 log = logging.getLogger(__name__)
@@ -224,10 +228,12 @@ class Toolset:
             )
         ctx = dataclasses.replace(make_context(name), env=self._host.tool_env())
         facts = self.facts(name)
+        plan: Path | None = None  # the plan file, when this call writes it
         if facts.kind == "edit" and self._host.plan_mode:  # while plan mode is on, only the plan file changes
             refusal = self._plan_mode_gate(arguments, ctx)
             if refusal is not None:
                 return ToolOutcome(call, refusal)
+            plan = self._host.plan_file_path()
         try:
             if isinstance(tool, SchemaTool):
                 reason = tool.validation_error(arguments)
@@ -261,6 +267,8 @@ class Toolset:
             ctx.started()  # it ran, and failed
             return ToolOutcome(call, tool_error(f"Error running tool: {exc}", brief="Tool error"))
         ctx.started()  # a no-op unless it had nothing to ask
+        if plan is not None and not result.is_error:
+            result = await _with_plan(result, ctx, plan)
         return ToolOutcome(call, result)
 
 
@@ -281,6 +289,16 @@ class Toolset:
 
 
 _CLIENT_TOOL = ToolFacts(asks=False)
+
+
+async def _with_plan(result: ToolReturnValue, ctx: ToolContext, plan: Path) -> ToolReturnValue:
+    """A plan write's result, carrying the plan as the file now holds it (core/plan_file.py)."""
+    try:
+        content = await ctx.kaos.read_text(plan)  # the agent's own file: always on local disk
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        log.warning("cannot read the plan file %s after writing it: %s", plan, exc)
+        return result
+    return result.model_copy(update={"extras": {**(result.extras or {}), **plan_extras(plan, content)}})
 
 
 class _PlanFileApprover:

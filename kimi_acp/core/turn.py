@@ -88,6 +88,16 @@ class SandboxChanged:
     mode: str
 
 
+@dataclass(frozen=True)
+class PlanCleared:
+    """Internal (not a Wire message): the plan file of the current planning round was deleted
+    (`/plan clear`), so a front end that shows the plan as an object of its own takes it away.
+
+    Its writes need no signal: their ToolResult carries the plan (core/plan_file.py, `plan_extras`)."""
+
+    path: str
+
+
 class ToolStarted(NamedTuple):  # a NamedTuple: a frozen dataclass costs ~0.5 ms more at start-up
     """Internal (not a Wire message): a tool call runs now, its approval (if it needed one) given.
 
@@ -102,4 +112,4 @@ class ToolStarted(NamedTuple):  # a NamedTuple: a frozen dataclass costs ~0.5 ms
     agent_id: str | None = None
 
 
-INTERNAL_SIGNALS = (ModeChanged, TitleChanged, CommandsChanged, ModelChanged, SandboxChanged, ToolStarted)
+INTERNAL_SIGNALS = (ModeChanged, TitleChanged, CommandsChanged, ModelChanged, SandboxChanged, ToolStarted, PlanCleared)

@@ -99,6 +99,18 @@ def test_an_invalid_message_is_a_violation_and_fails_check() -> None:
         recorder.check()
 
 
+def test_an_update_only_the_unstable_schema_has_is_checked_against_it_alone() -> None:
+    """`plan_update` is no variant of the stable schema's SessionUpdate: a valid one passes, a
+    malformed one (no planId) is still a violation of the unstable schema."""
+    good = {"sessionId": "s", "update": {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "p", "content": "# P"}}}
+    bad = {"sessionId": "s", "update": {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "content": "# P"}}}
+    assert load_schemas().validate("SessionNotification", good) == []
+    (problem,) = load_schemas().validate("SessionNotification", bad)
+    assert problem.startswith("schema.unstable.json:")
+    # a stable kind is still checked against both
+    assert load_schemas().validate("SessionNotification", {"sessionId": "s", "update": {"sessionUpdate": "plan"}})
+
+
 def test_unknown_methods_and_results_without_a_definition_are_violations() -> None:
     recorder = Recorder()
     recorder.observe(incoming("made/up", {}))

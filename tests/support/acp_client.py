@@ -93,6 +93,7 @@ class Schemas:
                     f"ACP schema not found: {path} (the tests' copy lives in tests/acp_schema/v1)"
                 ) from None
         self._validators: dict[tuple[str, str], Any] = {}
+        self._update_kinds: dict[str, frozenset[str]] = {}
 
     def _validator(self, schema_file: str, definition: str) -> Any:
         key = (schema_file, definition)
@@ -110,9 +111,13 @@ class Schemas:
         return self._validators[key]
 
     def validate(self, definition: str, value: Any) -> list[str]:
-        """Errors of `value` against `definition` in the unstable schema and (when defined) the stable one."""
+        """Errors of `value` against `definition` in the unstable schema and (when defined) the stable
+        one; a session update of a kind only the unstable schema has (`plan_update`, ...) is checked
+        against the unstable schema alone."""
         problems = []
         for schema_file in (UNSTABLE, STABLE):
+            if schema_file == STABLE and not self._stable_kind(definition, value):
+                continue
             validator = self._validator(schema_file, definition)
             if validator is None:
                 continue
@@ -120,6 +125,16 @@ class Schemas:
                 problems.append(f"{schema_file}:{definition}: {error.message} at {list(error.absolute_path)}")
                 break
         return problems
+
+    def _stable_kind(self, definition: str, value: Any) -> bool:
+        """False for a `session/update` whose `sessionUpdate` the stable schema does not define."""
+        if definition != "SessionNotification" or not isinstance(value, dict) or not isinstance(value.get("update"), dict):
+            return True
+        kinds = self._update_kinds.get(STABLE)
+        if kinds is None:
+            variants = self.documents[STABLE]["$defs"]["SessionUpdate"]["oneOf"]
+            kinds = self._update_kinds[STABLE] = frozenset(v["properties"]["sessionUpdate"]["const"] for v in variants)
+        return value["update"].get("sessionUpdate") in kinds
 
 
 @lru_cache(maxsize=None)

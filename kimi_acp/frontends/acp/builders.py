@@ -4,7 +4,7 @@ What goes out is a plain dict, as `json.dumps` writes it; the TypedDicts only te
 type checker) its keys, at no run-time cost (no SDK model is built per streamed chunk). The names
 follow the ACP Python SDK's helpers (`acp/helpers.py`: `text_block`, `tool_content`,
 `start_tool_call`, `update_tool_call`, `update_agent_message`, `update_plan`, ...); the ones it has
-no helper for (usage, notices, compaction) are named the same way. A builder leaves out what it
+no helper for (usage, notices, compaction, plan operations) are named the same way. A builder leaves out what it
 is not given: an update says only what changed.
 """
 
@@ -88,6 +88,30 @@ if TYPE_CHECKING:  # types for readers and checkers only: creating them would co
         sessionUpdate: Literal["plan"]
         entries: list[PlanEntry]
 
+    # plan operations (clientCapabilities.plan): one plan by its id, as items, a file or Markdown
+    class PlanItems(TypedDict):
+        type: Literal["items"]
+        planId: str
+        entries: list[PlanEntry]
+
+    class PlanFile(TypedDict):
+        type: Literal["file"]
+        planId: str
+        uri: str
+
+    class PlanMarkdown(TypedDict):
+        type: Literal["markdown"]
+        planId: str
+        content: str
+
+    class PlanContentUpdate(TypedDict):
+        sessionUpdate: Literal["plan_update"]
+        plan: PlanItems | PlanFile | PlanMarkdown
+
+    class PlanRemovedUpdate(TypedDict):
+        sessionUpdate: Literal["plan_removed"]
+        planId: str
+
     class UsageUpdate(TypedDict):
         sessionUpdate: Literal["usage_update"]
         used: int
@@ -123,8 +147,9 @@ if TYPE_CHECKING:  # types for readers and checkers only: creating them would co
         updatedAt: str
 
     Update = (
-        MessageChunk | ToolCallStart | ToolCallProgress | PlanUpdate | UsageUpdate | NoticeUpdate | CompactionUpdate
-        | AvailableCommandsUpdate | CurrentModeUpdate | ConfigOptionUpdate | SessionInfoUpdate
+        MessageChunk | ToolCallStart | ToolCallProgress | PlanUpdate | PlanContentUpdate | PlanRemovedUpdate
+        | UsageUpdate | NoticeUpdate | CompactionUpdate | AvailableCommandsUpdate | CurrentModeUpdate | ConfigOptionUpdate
+        | SessionInfoUpdate
     )
 
 
@@ -243,6 +268,23 @@ def update_tool_call(
 
 def update_plan(entries: list[PlanEntry]) -> PlanUpdate:
     return {"sessionUpdate": "plan", "entries": entries}
+
+
+def update_plan_items(plan_id: str, entries: list[PlanEntry]) -> PlanContentUpdate:
+    """The whole checklist of one plan: the client replaces that plan's entries with these."""
+    return {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": plan_id, "entries": entries}}
+
+
+def update_plan_file(plan_id: str, uri: str) -> PlanContentUpdate:
+    return {"sessionUpdate": "plan_update", "plan": {"type": "file", "planId": plan_id, "uri": uri}}
+
+
+def update_plan_markdown(plan_id: str, content: str) -> PlanContentUpdate:
+    return {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": plan_id, "content": content}}
+
+
+def remove_plan(plan_id: str) -> PlanRemovedUpdate:
+    return {"sessionUpdate": "plan_removed", "planId": plan_id}
 
 
 def update_usage(used: int, size: int, cost: dict[str, Any] | None = None) -> UsageUpdate:

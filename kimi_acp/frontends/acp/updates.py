@@ -12,7 +12,8 @@ rejected or cancelled call is `failed`: ACP has no other end state). Nothing her
 a call will ask: the core says when it starts.
 
 `UpdateMapper.map` reads each message with the one handler of its type (util/dispatch.py); the
-updates come from the builders of builders.py.
+updates come from the builders of builders.py. A client that takes plan operations
+(`clientCapabilities.plan`) gets the todo list and plan mode's plan as plans of its own (plans.py).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.card_text import is_escapes_note
 from ...core.tool_facts import tool_facts
-from ...core.turn import ToolStarted
+from ...core.turn import PlanCleared, ToolStarted
 from ...util.dispatch import Handlers
 from ...util.visible_text import markdown_text, one_line, shown_data
 from ...wire.serde import WireDecodeError, from_envelope
@@ -86,6 +87,7 @@ from .convert import (
 )
 from .message_ids import Kind, MessageIds
 from .permission_gist import permission_kind, titled
+from .plans import Plans, opens_files, plan_operations
 from .task_output import TerminalFeed, terminal_info, terminal_output_supported
 
 if TYPE_CHECKING:
@@ -202,6 +204,8 @@ class UpdateMapper:
         self.shown_output = False  # any agent text sent this turn (errors then need a visible note)
         self.last_usage: Update | None = None
         self._session_cost = session_cost
+        # plan operations (plans.py); None: the old `plan` checklist and the plan as a message block
+        self.plans = Plans(files=opens_files(client_capabilities)) if plan_operations(client_capabilities) else None
 
     def _title(self, name: str, arguments: str | dict[str, Any], prefix: str = "") -> str:
         custom = self._tool_titles(name) if self._tool_titles is not None else None
@@ -229,6 +233,8 @@ class UpdateMapper:
                 other = theirs.get(key)
                 if other is not None:
                     call.acp_id = other.acp_id
+        if self.plans is not None and replayed.plans is not None:
+            self.plans.follow(replayed.plans)
 
     def task_ended(self, block: BackgroundTaskDisplayBlock, exit_code: int | None = None) -> list[Update]:
         """A background task ended: the card that shows it (its `Shell` / `Agent` call) says so, and
@@ -308,11 +314,12 @@ class UpdateMapper:
 
     @_on(StatusUpdate)
     def _status_update(self, message: StatusUpdate) -> list[Update]:
+        updates = self.plans.plan_mode_ended() if self.plans is not None and message.plan_mode is False else []
         usage = self._usage(message)
         if usage is None:
-            return []
+            return updates
         self.last_usage = usage
-        return [] if self.replay else [usage]
+        return updates if self.replay else [*updates, usage]
 
     @_on(SteerInput)
     def _steer(self, message: SteerInput) -> list[Update]:
@@ -320,7 +327,13 @@ class UpdateMapper:
 
     @_on(PlanDisplay)
     def _plan(self, message: PlanDisplay) -> list[Update]:
+        if self.plans is not None:  # the plan is a plan of the client's own: not repeated in the message
+            return self.plans.presented(message)
         return [self._agent_text(plan_text(message))]
+
+    @_on(PlanCleared)
+    def _plan_cleared(self, message: PlanCleared) -> list[Update]:
+        return self.plans.cleared(message.path) if self.plans is not None else []
 
     @_on(StepRetry)
     def _step_retry(self, message: StepRetry) -> list[Update]:
@@ -353,8 +366,12 @@ class UpdateMapper:
         return shown
 
     def flush(self) -> list[Update]:
-        """Updates still owed at the end of a turn (a call whose arguments just finished)."""
-        return self._close_open_call()
+        """Updates still owed at the end of a turn (a call whose arguments just finished); at the
+        end of a replay, also plans whose files are gone (plans.py)."""
+        updates = self._close_open_call()
+        if self.replay and self.plans is not None:
+            updates += self.plans.history_ended()
+        return updates
 
     def approval_requested(self, request: ApprovalRequest) -> list[Update]:
         """Updates owed before asking about a call: its card complete. It stays `pending` until it
@@ -508,7 +525,10 @@ class UpdateMapper:
         updates: list[Update] = [update]
         if call is not None and call.agent is None and tool_facts(name).task and len(tasks) == 1 and not result.is_error:
             updates += self._show_task(call, tasks[0], update)
-        updates += [update_plan(plan_entries(b)) for b in result.display if isinstance(b, TodoDisplayBlock)]
+        if self.plans is not None:
+            updates += self.plans.tool_result(result, call.agent if call is not None else None)
+        else:
+            updates += [update_plan(plan_entries(b)) for b in result.display if isinstance(b, TodoDisplayBlock)]
         return updates
 
     def _show_task(self, call: _Call, block: BackgroundTaskDisplayBlock, update: ToolCallProgress) -> list[Update]:

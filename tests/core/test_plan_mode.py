@@ -138,6 +138,7 @@ async def test_in_plan_mode_only_the_plan_file_is_written_and_without_asking(tmp
     approver = Rejecter()
     outcome = await toolset.handle(write(str(plan), "# plan"), contexts(work, approver))
     assert not outcome.result.is_error and plan.read_text() == "# plan" and approver.asked == []
+    assert plan_file.plan_in_extras(outcome.result.extras) == (str(plan), "# plan")  # what the plan now is
     outcome = await toolset.handle(write(str(plan.parent / "." / plan.name), "# plan 2"), contexts(work, approver))
     assert not outcome.result.is_error and plan.read_text() == "# plan 2"  # the same file, spelled differently
     outcome = await toolset.handle(write("code.py"), contexts(work, approver))
@@ -147,9 +148,27 @@ async def test_in_plan_mode_only_the_plan_file_is_written_and_without_asking(tmp
         name="StrReplaceFile", arguments=json.dumps({"path": str(plan), "edit": {"old": "2", "new": "3"}})))
     outcome = await toolset.handle(edit, contexts(work, approver))
     assert not outcome.result.is_error and plan.read_text() == "# plan 3"
+    assert plan_file.plan_in_extras(outcome.result.extras) == (str(plan), "# plan 3")
+    outcome = await toolset.handle(edit, contexts(work, approver))  # "2" is gone: a failed edit carries no plan
+    assert outcome.result.is_error and plan_file.plan_in_extras(outcome.result.extras) is None
     session.plan_mode = False  # out of plan mode the plan file is an ordinary file: asked
     outcome = await toolset.handle(write(str(plan), "# plan 4"), contexts(work, approver))
     assert outcome.rejected and approver.asked == ["edit file outside of working directory"]
+
+
+def test_clearing_the_plan_deletes_its_file_and_says_so(share: Path, session: sessions.Session) -> None:
+    from kimi_acp.core.session_controls import SessionControls
+    from kimi_acp.core.turn import PlanCleared
+
+    sent: list[Any] = []
+    stream = type("S", (), {"send": lambda self, message: sent.append(message)})()
+    controls = SessionControls(session=session, config=None, stream=stream, approvals=None, sandbox=None)  # type: ignore[arg-type]
+    controls.clear_plan()
+    assert sent == []  # no planning round: nothing to clear
+    path = plan_file.plan_file_path(session)
+    path.write_text("# plan\n")
+    controls.clear_plan()
+    assert not path.exists() and sent == [PlanCleared(str(path))]
 
 
 # --------------------------------------------------------------------------- the tools

@@ -258,6 +258,7 @@ class EditorClient(acp.Client):
         self.terminals: dict[str, dict[str, Any]] = {}
         self.terminal_calls: list[tuple[str, str]] = []
         self.meta: dict[str, Any] = {}  # clientCapabilities._meta, e.g. {"terminal_output": True}
+        self.plan = False  # advertise plan operations (clientCapabilities.plan: {})
 
     # -- permissions
     async def request_permission(self, options: Any, session_id: str, tool_call: Any, **kwargs: Any) -> RequestPermissionResponse:
@@ -366,6 +367,8 @@ class EditorClient(acp.Client):
         caps: dict[str, Any] = {"fs": {"readTextFile": self.fs, "writeTextFile": self.fs}, "terminal": self.terminal}
         if self.elicitation:
             caps["elicitation"] = {"form": {}}
+        if self.plan:
+            caps["plan"] = {}
         if self.meta:
             caps["_meta"] = self.meta
         return caps

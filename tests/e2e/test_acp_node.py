@@ -152,9 +152,16 @@ def test_typescript_sdk_client_sees_usage_cost_titles_status_and_archive(tmp_pat
     assert result["listedDefault"] == []
     assert result["listedOnly"] == [{"id": session_id, "title": "Node title", "archived": True}]
     assert result["listedAfter"] == [{"id": session_id, "archived": False}]
+    checked, problems = _validate_agent_lines(result)
+    assert checked >= 15 and problems == []
+
+
+def _validate_agent_lines(result: dict[str, Any]) -> tuple[int, list[str]]:
+    """How many of the agent's lines (requests, notifications, results) a Node script saw were
+    checked against the schema, and the problems found; errors are left to the test."""
     methods = {json.loads(line)["id"]: json.loads(line)["method"] for line in result["sent"] if '"method"' in line and '"id"' in line}
     schemas = load_schemas()
-    checked = problems = 0
+    checked, problems = 0, []
     for line in result["agentLines"]:
         message = json.loads(line)
         if "method" in message:
@@ -164,7 +171,52 @@ def test_typescript_sdk_client_sees_usage_cost_titles_status_and_archive(tmp_pat
             definition = RESPONSE_DEFS[methods[message["id"]]]
             value = message["result"]
         else:
-            continue  # the -32002 error: its shape was read above
-        problems += len(schemas.validate(definition, value))
+            continue
+        problems += schemas.validate(definition, value)
         checked += 1
-    assert checked >= 15 and problems == 0
+    return checked, problems
+
+
+@pytest.mark.requires_tool("node", "npm")
+def test_typescript_sdk_client_gets_plans_as_files_and_again_after_a_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client that advertises `plan` and reads files (as JetBrains Air does): the todo list as one
+    checklist, plan mode's plan as its file's URI, updated when the agent edits it; every line
+    schema-checked; a session/load in a fresh process gives the same plan updates."""
+    from kimi_acp import sessions
+    from tests.e2e.test_acp_plans import EDITED, planning_script
+
+    _node_ready()
+    share, project = tmp_path / "share", tmp_path / "project"
+    share.mkdir()
+    project.mkdir()
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(share))
+    session = sessions.create(project, "node-plans")
+    session.state.plan_session_id, session.state.plan_slug = "feedface" * 4, "groot-storm-flash"
+    session.save_state()
+    plan_file = share / "plans" / "groot-storm-flash.md"
+    write_config(share, planning_script(plan_file), models={"scripted": SCRIPTED_MODEL}, permissions={"always_ask": False})
+
+    def node(*prompts: str) -> dict[str, Any]:
+        completed = subprocess.run(
+            ["node", str(NODE_DIR / "plans.mjs"), sys.executable, str(project), "node-plans", *prompts],
+            cwd=NODE_DIR, env={**os.environ, "KIMI_SHARE_DIR": str(share)}, capture_output=True, text=True, timeout=60,
+        )
+        assert completed.returncode == 0, completed.stderr
+        result = json.loads(completed.stdout.strip().splitlines()[-1])
+        checked, problems = _validate_agent_lines(result)
+        assert checked >= 5 and problems == []
+        return result
+
+    def plans(updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [u for u in updates if u["sessionUpdate"] in ("plan", "plan_update", "plan_removed")]
+
+    live = node("plan the feature first")
+    assert live["stopReasons"] == ["end_turn"] and live["asked"] == ["Yes", "Approve"]
+    assert plan_file.read_text() == EDITED
+    shown = plans(live["updates"])
+    file_plan = {"sessionUpdate": "plan_update", "plan": {"type": "file", "planId": "plan:groot-storm-flash", "uri": plan_file.as_uri()}}
+    assert [u["plan"]["planId"] for u in shown] == ["todo", "plan:groot-storm-flash", "plan:groot-storm-flash", "todo"]
+    assert shown[1] == shown[2] == file_plan  # written, then edited: the client reads the file again
+    assert [e["status"] for e in shown[3]["plan"]["entries"]] == ["completed", "in_progress"]
+    loaded = node()
+    assert loaded["loaded"] == len(loaded["updates"]) and plans(loaded["updates"]) == shown

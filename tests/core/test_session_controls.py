@@ -43,6 +43,7 @@ SETTERS: dict[str, tuple[Any, ...]] = {
     "add_dir": (Path("/"),),
     "set_extra_dirs": ([Path("/")],),
     "rename": ("owned",),
+    "clear_plan": (),
 }
 READERS = {
     "plan_mode", "mode", "current_model", "resolved_model", "wanted_thinking", "thinking_on", "workspace_dirs",

@@ -5,29 +5,12 @@
 // prompt (none: only the load's replay), approves every plan question with its first allow_* option;
 // prints one JSON object with the updates the SDK parsed, every line the agent wrote and every line
 // sent (the test validates each agent line against the schema).
-import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
-import { PassThrough, Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import { spawnAgent } from "./agent_process.mjs";
 
 const [python, workDir, sessionId, ...prompts] = process.argv.slice(2);
-const child = spawn(python, ["-m", "kimi_acp", "acp"], { stdio: ["pipe", "pipe", "inherit"], env: process.env });
-const agentLines = [];
-const sent = [];
-let pending = "";
-const tap = new PassThrough();
-child.stdout.on("data", (data) => {
-  pending += data.toString("utf8");
-  const lines = pending.split("\n");
-  pending = lines.pop();
-  agentLines.push(...lines.filter((l) => l.trim()));
-  tap.write(data);
-});
-child.stdout.on("end", () => tap.end());
-const toAgent = new PassThrough();
-toAgent.on("data", (data) => sent.push(...data.toString("utf8").split("\n").filter((l) => l.trim())));
-toAgent.pipe(child.stdin);
-const stream = acp.ndJsonStream(Writable.toWeb(toAgent), Readable.toWeb(tap));
+const { child, stream, agentLines, sent } = spawnAgent(python);
 
 const updates = [];
 const asked = [];

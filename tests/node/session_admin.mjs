@@ -3,28 +3,11 @@
 // session/status, session/archive / unarchive and session/list's archive filter.
 // Usage: node session_admin.mjs <python> <work dir>; prints one JSON object with what it saw,
 // including every line the agent wrote (the test validates each against the schema).
-import { spawn } from "node:child_process";
-import { PassThrough, Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import { spawnAgent } from "./agent_process.mjs";
 
 const [python, workDir] = process.argv.slice(2);
-const child = spawn(python, ["-m", "kimi_acp", "acp"], { stdio: ["pipe", "pipe", "inherit"], env: process.env });
-const agentLines = [];
-const sent = [];
-let pending = "";
-const tap = new PassThrough();
-child.stdout.on("data", (data) => {
-  pending += data.toString("utf8");
-  const lines = pending.split("\n");
-  pending = lines.pop();
-  agentLines.push(...lines.filter((l) => l.trim()));
-  tap.write(data);
-});
-child.stdout.on("end", () => tap.end());
-const toAgent = new PassThrough();
-toAgent.on("data", (data) => sent.push(...data.toString("utf8").split("\n").filter((l) => l.trim())));
-toAgent.pipe(child.stdin);
-const stream = acp.ndJsonStream(Writable.toWeb(toAgent), Readable.toWeb(tap));
+const { child, stream, agentLines, sent } = spawnAgent(python);
 
 const app = acp.client({ name: "kimi-acp-node-admin" });
 const result = await app.connectWith(stream, async (ctx) => {

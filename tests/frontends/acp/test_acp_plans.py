@@ -24,19 +24,11 @@ from kimi_acp.wire.types import (
     ToolReturnValue,
 )
 from kimi_acp.wire.serde import to_envelope
-from tests.support.acp_client import load_schemas
+from tests.core.test_plan_mode import mapped  # every update checked against the schema
 
 CWD = Path("/work/project")
 PLAN_OPS = {"plan": {}}
 PLAN_OPS_AND_FILES = {"plan": {}, "fs": {"readTextFile": True, "writeTextFile": True}}
-
-
-def mapped(mapper: UpdateMapper, *messages: Any) -> list[dict[str, Any]]:
-    updates = [u for m in messages for u in mapper.map(m)]
-    for update in updates:
-        problems = load_schemas().validate("SessionNotification", {"sessionId": "s", "update": update})
-        assert not problems, problems
-    return updates
 
 
 def call(llm_id: str, name: str, arguments: dict[str, Any]) -> ToolCall:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kimi_acp import sessions
-from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
+from tests.e2e.acp_fixtures import acp_env, texts, write_config
 from tests.support.acp_client import spawn_acp
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
@@ -134,16 +134,16 @@ async def test_a_cleared_plan_and_plan_mode_ending_without_one_remove_it(share, 
         for prompt in ("write the plan", "/plan clear", "write it again"):
             await agent.prompt("acp-plans-2", prompt)
             marks.append(len(agent.recorder.updates("acp-plans-2")))
-        plan_file.unlink()  # deleted by hand: plan mode then ends without a plan
-        await agent.prompt("acp-plans-2", "/plan off")
-        updates = agent.recorder.updates("acp-plans-2")
+        plan_file.unlink()  # deleted by hand: plan mode then ends without a plan (from the IDE's picker)
+        await agent.conn.set_session_mode(session_id="acp-plans-2", mode_id="default")
+        updates = agent.recorder.updates("acp-plans-2")  # what came before set_mode's answer, between turns
     steps = [plans_of(updates[a:b]) for a, b in zip(marks, [*marks[1:], len(updates)])]
     markdown = {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": plan_id, "content": PLAN}}
     assert steps[0] == [markdown]
     assert steps[1] == [{"sessionUpdate": "plan_removed", "planId": plan_id}] and "Plan cleared." in texts(updates)
     assert steps[2] == [{**markdown, "plan": {**markdown["plan"], "content": EDITED}}]
     assert steps[3] == [{"sessionUpdate": "plan_removed", "planId": plan_id}]
-    assert of_kind(updates, "current_mode_update")[-1]["currentModeId"] != "plan"
+    assert sessions.find(project, "acp-plans-2").state.plan_mode is False  # type: ignore[union-attr]
     # A load shows the plans as they were recorded, and removes the plan whose file is gone.
     replayed = plans_of(await load_in_a_fresh_process(share, project, "acp-plans-2"))
     assert replayed[-1] == {"sessionUpdate": "plan_removed", "planId": plan_id}

@@ -86,8 +86,11 @@ class Plans:
         return self._plan_file(message.file_path, message.content)
 
     def cleared(self, path: str) -> list[Update]:
-        """`/plan clear` deleted the plan file."""
-        return self._remove_plan_file(plan_file_id(path))
+        """`/plan clear` deleted the plan file: removed even if this mapper never showed it (a client
+        that resumed the session may show it from before)."""
+        plan_id = plan_file_id(path)
+        self._plan_files.pop(plan_id, None)
+        return [remove_plan(plan_id)]
 
     def plan_mode_ended(self) -> list[Update]:
         """Plan mode is off: a plan whose file is gone is no plan to reopen."""
@@ -106,9 +109,7 @@ class Plans:
     def _todo_list(self, block: TodoDisplayBlock, agent: str | None) -> list[Update]:
         plan_id = TODO_PLAN_ID if agent is None else f"{TODO_PLAN_ID}:{agent}"
         entries = plan_entries(block)
-        if not entries:
-            if plan_id not in self._todo_lists:
-                return []
+        if not entries:  # removed even if never shown here (a resumed session's client may show it)
             self._todo_lists.discard(plan_id)
             return [remove_plan(plan_id)]
         self._todo_lists.add(plan_id)

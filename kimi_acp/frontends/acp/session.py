@@ -203,7 +203,8 @@ class AcpSession:
         # its requests and its calls' starts are shown at any time (during a prompt they are part of
         # the turn's stream).
         if not self._live and not isinstance(message, (SubagentEvent, ApprovalResponse, ToolStarted)):
-            return
+            if not _plan_mode_ended(message):  # the IDE's picker ended plan mode: a plan may go (plans.py)
+                return
         # The recorder (subscribed first) has just written it: a turn's message ids follow its record.
         recorded_at = self.core.recorder.last_timestamp if isinstance(message, TurnBegin) else None
         for update in self._mapper.map(message, recorded_at):
@@ -400,6 +401,10 @@ def _withdraw_when_settled(request: Request, task: asyncio.Task[None]) -> None:
 
 def _nothing() -> None:
     return None
+
+
+def _plan_mode_ended(message: Any) -> bool:
+    return isinstance(message, StatusUpdate) and message.plan_mode is False
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:

@@ -67,7 +67,9 @@ def test_the_todo_list_is_one_checklist_under_a_stable_id() -> None:
     third = plans_of(mapped(mapper, *todos("t1", ("Ship it", "pending"))))
     assert third[0]["plan"]["planId"] == "todo"
     assert plans_of(mapped(mapper, *todos("t3"))) == [{"sessionUpdate": "plan_removed", "planId": "todo"}]
-    assert plans_of(mapped(mapper, *todos("t4"))) == []  # nothing shown: nothing to remove
+    # A client that resumed the session may show a list this process never sent: an empty one removes it.
+    resumed = UpdateMapper(CWD, client_capabilities=PLAN_OPS)
+    assert plans_of(mapped(resumed, *todos("t4"))) == [{"sessionUpdate": "plan_removed", "planId": "todo"}]
 
 
 def test_a_subagents_todo_list_is_a_plan_of_its_own() -> None:
@@ -114,8 +116,8 @@ def test_a_cleared_or_vanished_plan_is_removed(tmp_path: Path) -> None:
     mapper = UpdateMapper(CWD, client_capabilities=PLAN_OPS)
     mapped(mapper, *plan_write("w1", plan, "# A\n"))
     assert mapped(mapper, PlanCleared(str(plan))) == [{"sessionUpdate": "plan_removed", "planId": "plan:plan-a"}]
-    assert mapped(mapper, PlanCleared(str(plan))) == []  # once
-    mapped(mapper, *plan_write("w2", plan, "# A again\n"))
+    assert plans_of(mapped(mapper, StatusUpdate(plan_mode=False))) == []  # already removed
+    mapped(mapper, StatusUpdate(plan_mode=True), *plan_write("w2", plan, "# A again\n"))
     plan.unlink()  # deleted by hand: plan mode then ends without a plan
     assert mapped(mapper, StatusUpdate(plan_mode=False)) == [{"sessionUpdate": "plan_removed", "planId": "plan:plan-a"}]
     plan.write_text("  \n")
@@ -138,7 +140,8 @@ def test_a_replay_shows_the_same_plans_and_removes_those_whose_file_is_gone(tmp_
     # A live mapper after a load knows what the client was shown: an empty list removes the replayed one.
     after_load = UpdateMapper(CWD, client_capabilities=PLAN_OPS)
     after_load.follow(replayed_mapper)
-    assert plans_of(mapped(after_load, *todos("t9"))) == [{"sessionUpdate": "plan_removed", "planId": "todo"}]
+    kept.unlink()
+    assert mapped(after_load, StatusUpdate(plan_mode=False)) == [{"sessionUpdate": "plan_removed", "planId": "plan:kept"}]
 
 
 def test_without_the_capability_the_old_updates_exactly(tmp_path: Path) -> None:

@@ -295,6 +295,12 @@ def session_capability(client_capabilities: dict[str, Any] | None, name: str) ->
     return isinstance(session, dict) and isinstance(session.get(name), dict)
 
 
+def plan_operations(client_capabilities: dict[str, Any] | None) -> bool:
+    """Whether the client takes `plan_update` / `plan_removed` (`clientCapabilities.plan` is an
+    object; omitted or null: it does not): then the mapper shows plans with plans.py."""
+    return isinstance((client_capabilities or {}).get("plan"), dict)
+
+
 def plan_entries(block: TodoDisplayBlock) -> list[PlanEntry]:
     return [plan_entry(item.title, PLAN_STATUS.get(item.status, "pending")) for item in block.items if item.title.strip()]
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ...core.plan_file import plan_in_extras
 from ...wire.types import PlanDisplay, TodoDisplayBlock, ToolReturnValue
@@ -40,12 +40,6 @@ TODO_PLAN_ID = "todo"
 PLAN_FILE_PREFIX = "plan:"
 
 
-def plan_operations(client_capabilities: dict[str, Any] | None) -> bool:
-    """Whether the client takes `plan_update` / `plan_removed` (`clientCapabilities.plan` is an
-    object; omitted or null: it does not)."""
-    return isinstance((client_capabilities or {}).get("plan"), dict)
-
-
 def opens_files(client_capabilities: dict[str, Any] | None) -> bool:
     """Whether the client reads files by the agent's paths (`fs.readTextFile`): it gets plan files
     as a URI, any other client their text."""
@@ -57,18 +51,13 @@ def plan_file_id(path: str) -> str:
     return PLAN_FILE_PREFIX + Path(path).stem
 
 
-class _PlanFile(NamedTuple):
-    path: str
-    content: str  # as last shown
-
-
 class Plans:
     """What one client was shown of a session's plans (see the module docstring)."""
 
     def __init__(self, *, files: bool) -> None:
         self.files = files  # plan files go out as `type: "file"` (else as Markdown)
         self._todo_lists: set[str] = set()
-        self._plan_files: dict[str, _PlanFile] = {}
+        self._plan_files: dict[str, tuple[str, str]] = {}  # planId -> (path, content as last shown)
 
     def tool_result(self, result: ToolReturnValue, agent: str | None = None) -> list[Update]:
         """A tool's result: a todo list it set, a plan file it wrote."""
@@ -81,7 +70,7 @@ class Plans:
     def presented(self, message: PlanDisplay) -> list[Update]:
         """ExitPlanMode shows the plan it asks about: an update only if it changed since it was shown."""
         shown = self._plan_files.get(plan_file_id(message.file_path))
-        if shown is not None and shown.content == message.content:
+        if shown is not None and shown[1] == message.content:
             return []
         return self._plan_file(message.file_path, message.content)
 
@@ -94,7 +83,7 @@ class Plans:
 
     def plan_mode_ended(self) -> list[Update]:
         """Plan mode is off: a plan whose file is gone is no plan to reopen."""
-        return [u for plan_id, shown in list(self._plan_files.items()) if not os.path.exists(shown.path)
+        return [u for plan_id, (path, _) in list(self._plan_files.items()) if not os.path.exists(path)
                 for u in self._remove_plan_file(plan_id)]
 
     def history_ended(self) -> list[Update]:
@@ -119,7 +108,7 @@ class Plans:
         plan_id = plan_file_id(path)
         if not content.strip():  # an empty plan file is no plan (ExitPlanMode says so too)
             return self._remove_plan_file(plan_id)
-        self._plan_files[plan_id] = _PlanFile(path, content)
+        self._plan_files[plan_id] = (path, content)
         if self.files:
             return [update_plan_file(plan_id, Path(os.path.abspath(path)).as_uri())]
         return [update_plan_markdown(plan_id, content)]

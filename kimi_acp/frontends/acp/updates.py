@@ -76,6 +76,7 @@ from .convert import (
     content_blocks_for_display,
     diff_content,
     plan_entries,
+    plan_operations,
     read_locations,
     result_content,
     session_capability,
@@ -87,7 +88,6 @@ from .convert import (
 )
 from .message_ids import Kind, MessageIds
 from .permission_gist import permission_kind, titled
-from .plans import Plans, opens_files, plan_operations
 from .task_output import TerminalFeed, terminal_info, terminal_output_supported
 
 if TYPE_CHECKING:
@@ -102,6 +102,7 @@ if TYPE_CHECKING:
         Update,
         UsageUpdate,
     )
+    from .plans import Plans
 
 ENDED = ("completed", "failed")
 TaskState = Callable[[str], BackgroundTaskDisplayBlock | None]  # a task's current state, if known here
@@ -205,7 +206,7 @@ class UpdateMapper:
         self.last_usage: Update | None = None
         self._session_cost = session_cost
         # plan operations (plans.py); None: the old `plan` checklist and the plan as a message block
-        self.plans = Plans(files=opens_files(client_capabilities)) if plan_operations(client_capabilities) else None
+        self.plans = _plans(client_capabilities) if plan_operations(client_capabilities) else None
 
     def _title(self, name: str, arguments: str | dict[str, Any], prefix: str = "") -> str:
         custom = self._tool_titles(name) if self._tool_titles is not None else None
@@ -657,6 +658,13 @@ class UpdateMapper:
             return None
         cost = self._session_cost() if self._session_cost is not None else None
         return update_usage(max(0, message.context_tokens), message.max_context_tokens, cost)
+
+
+def _plans(client_capabilities: dict[str, Any] | None) -> Plans:
+    """What a client that takes plan operations is shown of the plans (imported only for one)."""
+    from .plans import Plans, opens_files
+
+    return Plans(files=opens_files(client_capabilities))
 
 
 def _task_content(call: _Call, block: BackgroundTaskDisplayBlock) -> list[ToolCallContent]:

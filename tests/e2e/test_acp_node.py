@@ -219,4 +219,4 @@ def test_typescript_sdk_client_gets_plans_as_files_and_again_after_a_load(tmp_pa
     assert shown[1] == shown[2] == file_plan  # written, then edited: the client reads the file again
     assert [e["status"] for e in shown[3]["plan"]["entries"]] == ["completed", "in_progress"]
     loaded = node()
-    assert loaded["loaded"] == len(loaded["updates"]) and plans(loaded["updates"]) == shown
+    assert plans(loaded["updates"][: loaded["loaded"]]) == shown  # replayed before session/load's answer

@@ -56,7 +56,6 @@ class Plans:
 
     def __init__(self, *, files: bool) -> None:
         self.files = files  # plan files go out as `type: "file"` (else as Markdown)
-        self._todo_lists: set[str] = set()
         self._plan_files: dict[str, tuple[str, str]] = {}  # planId -> (path, content as last shown)
 
     def tool_result(self, result: ToolReturnValue, agent: str | None = None) -> list[Update]:
@@ -91,17 +90,14 @@ class Plans:
         return self.plan_mode_ended()
 
     def follow(self, replayed: Plans) -> None:
-        """After `replayed` sent the session's history: the client knows the plans it showed."""
-        self._todo_lists = set(replayed._todo_lists)
+        """After `replayed` sent the session's history: the client knows the plan files it showed."""
         self._plan_files = dict(replayed._plan_files)
 
     def _todo_list(self, block: TodoDisplayBlock, agent: str | None) -> list[Update]:
         plan_id = TODO_PLAN_ID if agent is None else f"{TODO_PLAN_ID}:{agent}"
         entries = plan_entries(block)
         if not entries:  # removed even if never shown here (a resumed session's client may show it)
-            self._todo_lists.discard(plan_id)
             return [remove_plan(plan_id)]
-        self._todo_lists.add(plan_id)
         return [update_plan_items(plan_id, entries)]
 
     def _plan_file(self, path: str, content: str) -> list[Update]:

@@ -10,6 +10,11 @@ out unwrapped and name the subagent (`agent_id`, `subagent_type`), so the user a
 any other, and so does the internal `ToolStarted` of each of its calls (with its `agent_id`).
 Cancelling the tool call cancels the child's turn; closing the child closes its model client. The
 final assistant text is the tool result, in Kimi's format.
+
+The user can stop one subagent's current work without the root's turn (`stop`, ACP's `session/cancel`
+on the child's session): a foreground child's turn is cancelled and its Agent call ends saying the
+user stopped it; a background child's task is stopped as TaskStop does. `WORKING_FOR` names the
+child while its turns run (the front ends tell its client calls from the root's by it).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ..core.agent_core import AgentCore
 from ..core.hook_points import ALLOW, HookRunner, HookVerdict
 from ..core.turn import INTERNAL_SIGNALS, ToolStarted
 from ..errors import SessionError, ToolError
+from ..kaos.tasks import TaskElsewhere
 from ..llm.errors import APIStatusError, ChatProviderError
 from ..plugins import attach as attach_plugins
 from ..sessions import child_session
@@ -33,6 +39,7 @@ from ..tools.subagent import AgentParams
 from ..wire.file import MessageMerger
 from ..wire.serde import to_envelope
 from ..wire.types import ApprovalResponse, Request, SubagentEvent, ToolReturnValue, WireEnvelope
+from . import USER_STOPPED, USER_STOPPED_BRIEF, WORKING_FOR
 from .child import SubagentCore
 from .kinds import SubagentKind
 from .store import InstanceRecord, SubagentStore, new_agent_id
@@ -75,11 +82,34 @@ class SubagentRunner:
         self.kinds = kinds
         self.store = SubagentStore(root.session.dir)
         self._running: set[str] = set()  # agent ids running in this process
+        self._cores: dict[str, SubagentCore] = {}  # agent id -> its core, while its turns run
+        self._background: dict[str, str] = {}  # agent id -> the task of its background run
+        self._stopped: set[str] = set()  # agent ids the user stopped, until their run ends
 
     # ------------------------------------------------------------------ running a call (Launcher.run)
 
     def has_model(self, alias: str) -> bool:
         return alias in self.root.config.models
+
+    def running(self, agent_id: str) -> bool:
+        return agent_id in self._running
+
+    async def stop(self, agent_id: str) -> bool:
+        """The user stops this subagent's current work; False when it runs nothing in this process."""
+        if agent_id not in self._running:
+            return False
+        task_id = self._background.get(agent_id)
+        if task_id is not None:  # its task ends "killed", as TaskStop would leave it
+            try:
+                await self.root.tasks.stop(task_id, reason=USER_STOPPED_BRIEF)
+            except (KeyError, TaskElsewhere):
+                return False
+            return True
+        self._stopped.add(agent_id)  # checked before each of its turns, so none starts after this
+        child = self._cores.get(agent_id)
+        if child is not None:
+            child.cancel()
+        return True
 
     async def run(self, params: AgentParams, ctx: ToolContext) -> ToolReturnValue:
         try:
@@ -143,22 +173,28 @@ class SubagentRunner:
     async def _run_child(self, run: _Run, prompt: str, parent_call_id: str, *, background: bool) -> str:
         """Run the child's turn (and one summary turn if its answer is too short); the result text."""
         record = self._set_status(run.record, "running_background" if background else "running_foreground")
-        forward = _Forwarder(self.root, parent_call_id, record.agent_id, run.kind.name)
+        agent_id = record.agent_id
+        forward = _Forwarder(self.root, parent_call_id, agent_id, run.kind.name)
         child = self._build_child(run, forward, background)
         unsubscribe = child.stream.subscribe(forward)
+        self._cores[agent_id] = child
+        working = WORKING_FOR.set(agent_id)
         hooks = self.root.hooks
         status = "failed"
         try:
             await hooks.run("SubagentStart", run.kind.name, {"agent_name": run.kind.name, "prompt": prompt[:500]})
-            final = await self._turn(child, prompt, "running agent")
+            final = await self._turn(child, agent_id, prompt, "running agent")
             if len(final) < SUMMARY_MIN_CHARS:
-                final = await self._turn(child, SUMMARY_PROMPT, "continuing the agent summary")
+                final = await self._turn(child, agent_id, SUMMARY_PROMPT, "continuing the agent summary")
             hooks.fire("SubagentStop", run.kind.name, {"agent_name": run.kind.name, "response": final[:500]})
             status = "idle"
         except asyncio.CancelledError:
             status = "killed"
             raise
         finally:
+            WORKING_FOR.reset(working)
+            self._cores.pop(agent_id, None)
+            self._stopped.discard(agent_id)
             forward.flush()
             unsubscribe()
             await child.close()
@@ -191,8 +227,9 @@ class SubagentRunner:
         attach_plugins(child)  # as in Kimi Code CLI, every agent has the plugins' tools
         return child
 
-    @staticmethod
-    async def _turn(child: SubagentCore, prompt: str, phase: str) -> str:
+    async def _turn(self, child: SubagentCore, agent_id: str, prompt: str, phase: str) -> str:
+        if agent_id in self._stopped:
+            raise SubagentFailed(USER_STOPPED.format(agent_id=agent_id), USER_STOPPED_BRIEF)
         try:
             result = await child.run_turn(prompt)
         except APIStatusError as exc:
@@ -207,6 +244,8 @@ class SubagentRunner:
                 f"Max steps {result.steps} reached when {phase}. Please try splitting the task into smaller subtasks.",
                 "Max steps reached",
             )
+        if result.status == "cancelled" and agent_id in self._stopped:
+            raise SubagentFailed(USER_STOPPED.format(agent_id=agent_id), USER_STOPPED_BRIEF)
         if result.status == "cancelled":  # its turn was cancelled from elsewhere: not ours to re-raise
             raise SubagentFailed(f"The agent was cancelled when {phase}.", "Agent cancelled")
         history = child.context.history
@@ -226,6 +265,7 @@ class SubagentRunner:
                 return await self._run_child(run, params.prompt, ctx.tool_call_id, background=True)
             finally:
                 self._running.discard(agent_id)
+                self._background.pop(agent_id, None)
 
         try:
             task = await table.launch_job(
@@ -235,6 +275,7 @@ class SubagentRunner:
         except RuntimeError as exc:
             self._running.discard(agent_id)
             return tool_error(f"Cannot start a background agent: {exc}", brief="Background agent failed")
+        self._background[agent_id] = task.id
         self._set_status(run.record, "running_background", last_task_id=task.id)
         text = "\n".join([
             f"task_id: {task.id}", f"agent_id: {agent_id}", f"resumed: {str(run.resumed).lower()}",

@@ -68,20 +68,27 @@ class AcpKaos:
 
     `on_terminal(tool_call_id, terminal_id)` is called as soon as a command's client terminal
     exists, so the session can embed it in the tool call card before the command ends.
+    `session_of()` names the session a call is made for: a subagent's child session while its work
+    runs (frontends/acp/children.py), else this one.
     """
 
     name = "acp"
 
     def __init__(self, connection: Any, session_id: str, capabilities: ClientCapabilities) -> None:
         self._conn = connection
-        self._session_id = session_id
+        self._root_session_id = session_id
         self._caps = capabilities
         self.on_terminal: Callable[[str, str], None] | None = None
+        self.session_of: Callable[[], str] | None = None
         # The session's workspace roots (the server sets it once the core exists); None: unknown,
         # so no refused write falls back to the disk.
         self.workspace: Callable[[], Sequence[Path]] | None = None
         self._local = LocalKaos()
         self._cleanups: set[asyncio.Future[None]] = set()
+
+    @property
+    def _session_id(self) -> str:
+        return self.session_of() if self.session_of is not None else self._root_session_id
 
     @property
     def command_environment_known(self) -> bool:

@@ -28,7 +28,7 @@ from ...front_end import FrontEnd
 from ...root_core import build_root_core
 from ...util.fs import copy_private
 from ...util.share_dir import mcp_file_may_list_servers
-from . import questions, session_admin
+from . import children, questions, session_admin
 from .errors import auth_required, internal_error, invalid_params, resource_not_found, session_busy, session_not_found
 from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
 from .kaos import AcpKaos, ClientCapabilities
@@ -283,6 +283,8 @@ class AcpServer:
             _SYSTEM_PROMPT.set(parse_system_prompt(params.get("systemPrompt")))  # -32602 before any session
         if method == "session/list":
             session_admin.remember_archive_filter(params.get("archived"))  # the SDK drops it
+        if children.subagents_supported(self.client_capabilities_raw):
+            children.refuse_child_request(method, params)  # a child session takes session/cancel only
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict[str, Any]:
         if cwd is not None:
@@ -315,6 +317,8 @@ class AcpServer:
         kaos.workspace = lambda: [core.work_dir, *core.workspace_dirs()]  # where refused writes may not go to disk
         acp_session = AcpSession(self, core)
         kaos.on_terminal = acp_session.on_terminal
+        if acp_session.children is not None:  # a subagent's file and terminal calls name its child session
+            kaos.session_of = acp_session.client_session
         if servers is not None:
             from ...mcp.config import McpConfigError
 
@@ -378,6 +382,8 @@ class AcpServer:
         acp_session = self.sessions.get(session_id)
         if acp_session is not None:
             acp_session.cancel()
+        else:  # a subagent's child session: its work only (children.py)
+            await children.cancel_child(self.sessions, session_id)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == STEERING_METHOD:

@@ -8,7 +8,8 @@ user. Prompts for one session run one at a time, in arrival order.
 The root agent's own messages are shown while a prompt is answered. What background subagents do
 (`SubagentEvent`s, their approvals and answers, their terminals) and the end of a background task
 are shown whenever they happen while the session is open, between prompts too; nothing is sent
-once it is closed.
+once it is closed. For a client that advertised `clientCapabilities.subagents`, a subagent is a
+child session of its own instead of cards in this one (children.py, `self.children`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from ...wire.types import (
 )
 from . import questions
 from .builders import update_available_commands, update_config_options, update_current_mode, update_session_info
+from .children import ChildSessions, subagents_supported
 from .convert import prompt_to_user_input
 from .errors import auth_required, internal_error, invalid_params, session_busy, session_not_found
 from .handshake import auth_methods
@@ -90,6 +92,13 @@ class AcpSession:
             task_log=self._task_log,
             session_cost=self._session_cost,
         )
+        # Subagents as child sessions, for a client that takes them; None: their cards are this session's.
+        self.children: ChildSessions | None = None
+        if subagents_supported(server.client_capabilities_raw):
+            self.children = ChildSessions(
+                self.id, core, self._send_to, card_id=self._mapper.acp_id,
+                client_capabilities=server.client_capabilities_raw, tool_titles=self._tool_title,
+            )
         self._live = False  # the root's turn updates flow only while a prompt is being answered
         self._closed = False  # session/close (or delete, or exit): nothing more is sent
         self._turn_lock = asyncio.Lock()
@@ -143,10 +152,14 @@ class AcpSession:
 
     # ------------------------------------------------------------------ outbound
 
-    def send_update(self, update: Update) -> None:
+    def send_update(self, update: Update, session_id: str | None = None) -> None:
+        """An update of this session, or (`session_id`) of one of its child sessions."""
         if self._closed:
             return
-        self.server.transport.notify("session/update", {"sessionId": self.id, "update": update})
+        self.server.transport.notify("session/update", {"sessionId": session_id or self.id, "update": update})
+
+    def _send_to(self, session_id: str, update: Any) -> None:
+        self.send_update(update, session_id)
 
     def send_available_commands(self) -> None:
         """The session's slash commands (built-ins, skills, flows): the registry `/help` reads too."""
@@ -206,6 +219,8 @@ class AcpSession:
             if not _plan_mode_ended(message):  # the IDE's picker ended plan mode: a plan may go (plans.py)
                 return
         # The recorder (subscribed first) has just written it: a turn's message ids follow its record.
+        if self.children is not None and self.children.take(message, self.core.recorder.last_timestamp):
+            return  # a subagent's: shown in its child session (its turns' ids follow their records too)
         recorded_at = self.core.recorder.last_timestamp if isinstance(message, TurnBegin) else None
         for update in self._mapper.map(message, recorded_at):
             self.send_update(update)
@@ -215,6 +230,8 @@ class AcpSession:
     def on_terminal(self, tool_call_id: str, terminal_id: str) -> None:
         """A command started in a client terminal: show it inside its tool call card (between
         prompts, only a background subagent's call can run one)."""
+        if self.children is not None and self.children.terminal_attached(tool_call_id, terminal_id):
+            return
         if self._live or self._mapper.knows(tool_call_id):
             self.send_update(self._mapper.terminal_attached(tool_call_id, terminal_id))
 
@@ -226,7 +243,10 @@ class AcpSession:
         return task.display_block() if task is not None else None
 
     def _on_task_end(self, task: Any) -> None:
-        """A background task ended: the card that started it shows its final state."""
+        """A background task ended: the card that started it shows its final state (and a
+        background subagent's child session its end)."""
+        if self.children is not None:
+            self.children.task_ended(task)
         for update in self._mapper.task_ended(task.display_block(), task.exit_code):
             self.send_update(update)
 
@@ -249,32 +269,39 @@ class AcpSession:
 
     def _on_request(self, request: Request) -> None:
         if isinstance(request, ApprovalRequest):
-            for update in self._mapper.approval_requested(request):  # the card, complete and pending
-                self.send_update(update)
-            task = asyncio.create_task(self._ask_permission(request))
+            child = self.children.asked(request) if self.children is not None else None
+            if child is not None:  # a subagent's, asked in its child session
+                mapper, session_id, owed = child.mapper, child.session_id, child.mapper.flush()
+            else:
+                mapper, session_id, owed = self._mapper, self.id, self._mapper.approval_requested(request)
+            for update in owed:  # the card, complete and pending
+                self.send_update(update, session_id)
+            task = asyncio.create_task(self._ask_permission(request, mapper, session_id))
             # A background subagent's request outlives the turn (and its cancel): only close ends it.
             tasks = self._background_permissions if request.source_kind == "background_agent" else self._permissions
             tasks.add(task)
             task.add_done_callback(tasks.discard)
             _withdraw_when_settled(request, task)
         elif isinstance(request, QuestionRequest):
-            for update in self._mapper.flush():  # the card is complete before the user is asked
-                self.send_update(update)
+            child = self.children.current() if self.children is not None else None
+            mapper, session_id = (child.mapper, child.session_id) if child is not None else (self._mapper, self.id)
+            for update in mapper.flush():  # the card is complete before the user is asked
+                self.send_update(update, session_id)
             form = questions.form_supported(self.server.client_capabilities_raw)
-            acp_id = self._mapper.acp_id(request.tool_call_id)
-            task = asyncio.create_task(questions.ask(self.server.connection, self.id, acp_id, request, form=form))
+            acp_id = mapper.acp_id(request.tool_call_id)
+            task = asyncio.create_task(questions.ask(self.server.connection, session_id, acp_id, request, form=form))
             self._permissions.add(task)  # cancelled with the turn, like a permission request
             task.add_done_callback(self._permissions.discard)
             _withdraw_when_settled(request, task)
         else:
             request.decline()  # tool calls of a Wire client, hooks a Wire client subscribed to
 
-    async def _ask_permission(self, request: ApprovalRequest) -> None:
+    async def _ask_permission(self, request: ApprovalRequest, mapper: UpdateMapper, session_id: str) -> None:
         answer = "reject"
         try:
-            card = self._mapper.permission_tool_call(request)
+            card = mapper.permission_tool_call(request)
             response = await self.server.connection.request_permission(
-                session_id=self.id,
+                session_id=session_id,
                 tool_call=ToolCallUpdate.model_validate(card),
                 options=[PermissionOption.model_validate(o) for o in permission_options(request)],
                 tool_name=card.get("name"),
@@ -353,6 +380,12 @@ class AcpSession:
         log.error("prompt failed", exc_info=exc)
         return internal_error("Internal error", message)
 
+    def client_session(self) -> str:
+        """The session id of the current work's client calls (files, terminals): a child's for a
+        subagent shown as one, else this session's."""
+        child = self.children.client_session() if self.children is not None else None
+        return child or self.id
+
     def cancel(self) -> None:
         self._generation += 1
         self.core.cancel()
@@ -370,16 +403,23 @@ class AcpSession:
         self.core.recorder.flush()
         mapper = UpdateMapper(self.core.work_dir, replay=True, client_capabilities=self.server.client_capabilities_raw,
                               task_state=self._task_state, session_cost=self._session_cost)
+        children = self.children.replayer(mapper.acp_id) if self.children is not None else None
         for record in read_wire_file(self.core.session.wire_file):
             if isinstance(record.message, (Request, ApprovalResponse)):
+                continue
+            if children is not None and children.take(record.message, record.timestamp):
                 continue
             for update in mapper.map(record.message, record.timestamp):
                 self.send_update(update)
         for update in mapper.flush():
             self.send_update(update)
+        if children is not None:
+            children.finish()
         if mapper.last_usage is not None:
             self.send_update(mapper.last_usage)
         self._mapper.follow(mapper)
+        if self.children is not None and children is not None:
+            self.children.follow(children)
 
     async def close(self) -> None:
         self._closed = True

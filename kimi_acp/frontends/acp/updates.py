@@ -395,7 +395,7 @@ class UpdateMapper:
 
     def permission_tool_call(self, request: ApprovalRequest) -> dict[str, Any]:
         """The `toolCall` of a permission request: the card the user is asked about."""
-        key = _call_key(request.tool_call_id, request.agent_id)
+        key = self._request_key(request)
         call = self._calls.get(key)
         arguments = call.args.final() if call else {}
         name = call.name if call else request.sender
@@ -424,6 +424,10 @@ class UpdateMapper:
             "locations": tool_locations(name, arguments, self.cwd),
             "content": content,
         }
+
+    def _request_key(self, request: ApprovalRequest) -> str:
+        """The key of the card a request asks about (a child session's mapper has only its own calls)."""
+        return _call_key(request.tool_call_id, request.agent_id)
 
     # ------------------------------------------------------------------ pieces
 

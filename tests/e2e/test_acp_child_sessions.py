@@ -15,10 +15,12 @@ import acp
 import pytest
 
 from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
+from tests.e2e.test_acp_cards import final_card
 from tests.e2e.test_acp_ide_fields import cancel_requests, permission_request_ids
-from tests.e2e.test_acp_subagents import REPORT, agent_call
+from tests.e2e.test_acp_subagents import REPORT, agent_call, helper_model
 from tests.support.acp_client import Recorder, spawn_acp
 from tests.support.inmemory import serve_acp
+from tests.support.processes import process_alive, sleep_marker, wait_until
 from tests.support.wire_client import tool_call
 
 CHILD_KINDS = ("subagent_update", "session_message", "session_message_chunk")
@@ -181,7 +183,7 @@ async def test_cancelling_a_child_with_a_pending_permission_request_ends_only_it
         ended = [u for u in of_kind(parent_updates, "tool_call_update") if u["toolCallId"] == card["toolCallId"] and u.get("status")]
         assert ended[-1]["status"] == "failed" and "The user stopped this agent" in json.dumps(ended[-1]["content"])
         assert "carrying on without it" in texts(parent_updates)
-        assert states(agent.recorder, parent, child) == ["running", "requires_action", "running", "idle:cancelled"]
+        assert states(agent.recorder, parent, child) == ["running", "requires_action", "idle:cancelled"]
         shell = of_kind(agent.recorder.updates(child), "tool_call")[0]["toolCallId"]
         assert [u["status"] for u in of_kind(agent.recorder.updates(child), "tool_call_update") if u.get("status")][-1] == "failed"
         assert shell == agent.client.permission_requests[0]["tool_call"].tool_call_id
@@ -202,3 +204,113 @@ async def test_only_session_cancel_applies_to_a_child_session(share, project):
         assert (await agent.prompt(parent, "still there?")).stop_reason == "end_turn"
         assert states(agent.recorder, parent, child) == ["running", "idle:end_turn"]
         assert texts(agent.recorder.updates(parent)).endswith("still here")
+
+
+# --------------------------------------------------------------------------- background subagents
+
+
+async def test_a_background_child_works_between_prompts_and_is_the_same_after_a_load(share, project):
+    write_config(share, [
+        agent_call("bg", subagent_type="explore", run_in_background=True, model="helper"),
+        "text: It runs in the background.",
+    ], **helper_model(share, [tool_call("h1", "Shell", {"command": "echo first"}), f"text: {REPORT}"]))
+    async with serve_acp(acp_env(share)) as agent:
+        held = asyncio.get_running_loop().create_future()  # answered once the prompt has returned
+        agent.client.permission_policy = lambda request: held
+        await initialize(agent)
+        session = await agent.new_session(project)
+        parent = session.session_id
+        assert (await agent.prompt(parent, "go")).stop_reason == "end_turn"
+        await asyncio.wait_for(agent.client.permission_event.wait(), 10)
+        child = announcements(agent.recorder, parent)[0]["sessionId"]
+        assert agent.client.permission_requests[0]["session_id"] == child
+        held.set_result("approve")
+        assert await wait_until(lambda: "idle:end_turn" in states(agent.recorder, parent, child), timeout=30)
+        live = transcript(agent.recorder.updates(child))
+        assert [kind for kind, *_ in live] == [
+            f"session_message {parent} -> {child}", "tool_call", "agent_message_chunk", f"session_message {child} -> {parent}",
+        ]
+        assert live[-1][2].endswith(REPORT)  # the report the task returned, read back from its log
+        assert states(agent.recorder, parent, child) == ["running", "requires_action", "running", "idle:end_turn"]
+        (card,) = of_kind(agent.recorder.updates(parent), "tool_call")
+        assert "**completed**" in json.dumps(final_card(agent.recorder, card["toolCallId"])["content"])
+
+    async with spawn_acp(acp_env(share)) as fresh:
+        await initialize(fresh)
+        await fresh.conn.load_session(session_id=parent, cwd=str(project), mcp_servers=[])
+        assert [u["sessionId"] for u in announcements(fresh.recorder, parent)][:1] == [child]
+        assert transcript(fresh.recorder.updates(child)) == live
+        assert states(fresh.recorder, parent, child) == ["running", "idle:end_turn"]
+
+
+async def test_cancelling_a_background_child_stops_its_task_only(share, project):
+    marker = sleep_marker()
+    write_config(share, [
+        agent_call("bg", run_in_background=True, model="helper"),
+        "text: started",
+        "text: still here",
+    ], default_yolo=True, **helper_model(share, [tool_call("h1", "Shell", {"command": f"sleep {marker}", "timeout": 300})]))
+    async with serve_acp(acp_env(share)) as agent:
+        await initialize(agent)
+        session = await agent.new_session(project)
+        parent = session.session_id
+        assert (await agent.prompt(parent, "go")).stop_reason == "end_turn"
+        assert await wait_until(lambda: process_alive(marker), timeout=30)
+        child = announcements(agent.recorder, parent)[0]["sessionId"]
+        await agent.conn.cancel(session_id=child)
+        assert await wait_until(lambda: not process_alive(marker), timeout=15), "the child's command survived its cancel"
+        assert await wait_until(lambda: "idle:cancelled" in states(agent.recorder, parent, child), timeout=15)
+        (card,) = of_kind(agent.recorder.updates(parent), "tool_call")
+        assert "**killed**" in json.dumps(final_card(agent.recorder, card["toolCallId"])["content"])
+        assert (await agent.prompt(parent, "and now?")).stop_reason == "end_turn"  # the parent is untouched
+        assert texts(agent.recorder.updates(parent)).endswith("still here")
+
+
+async def test_a_childs_file_reads_and_terminals_name_its_session(share, project):
+    (project / "a.txt").write_text("from disk\n")
+    write_config(share, [
+        agent_call("sub"),
+        tool_call("r1", "ReadFile", {"path": "a.txt"}),
+        tool_call("s1", "Shell", {"command": "echo in-terminal"}),
+        f"text: {REPORT}",
+        tool_call("r2", "ReadFile", {"path": "a.txt"}),
+        "text: done",
+    ])
+    async with serve_acp(acp_env(share), fs=True, terminal=True) as agent:
+        await initialize(agent)
+        session = await agent.new_session(project)
+        parent = session.session_id
+        agent.client.buffers[str(project / "a.txt")] = "from the editor\n"
+        assert (await agent.prompt(parent, "go")).stop_reason == "end_turn"
+        child = announcements(agent.recorder, parent)[0]["sessionId"]
+        sessions_of = [(m["method"], m["params"]["sessionId"]) for m in agent.recorder.incoming
+                       if m.get("method", "").startswith(("fs/", "terminal/"))]
+        reads = [sid for method, sid in sessions_of if method == "fs/read_text_file"]
+        assert reads == [child, parent]  # the child's read, then the parent's own
+        assert {sid for method, sid in sessions_of if method.startswith("terminal/")} == {child}
+        (create,) = agent.recorder.requests("terminal/create")
+        shell = [u for u in of_kind(agent.recorder.updates(child), "tool_call") if u["title"].startswith("Shell")][0]
+        terminal_refs = [c for u in agent.recorder.updates(child) if u.get("toolCallId") == shell["toolCallId"]
+                         for c in u.get("content") or [] if c["type"] == "terminal"]
+        assert terminal_refs and {c["terminalId"] for c in terminal_refs} == set(agent.client.terminals)
+        assert create["params"]["sessionId"] == child
+        read_card = of_kind(agent.recorder.updates(child), "tool_call")[0]
+        assert "from the editor" in json.dumps(final_card(agent.recorder, read_card["toolCallId"]).get("content"))
+
+
+async def test_cancelling_the_parent_ends_its_foreground_child_and_withdraws_the_childs_question(share, project):
+    write_config(share, [agent_call("sub"), tool_call("c1", "Shell", {"command": "echo never"}), "text: unused"])
+    async with serve_acp(acp_env(share)) as agent:
+        never = asyncio.get_running_loop().create_future()
+        agent.client.permission_policy = lambda request: never
+        await initialize(agent)
+        session = await agent.new_session(project)
+        parent = session.session_id
+        prompt = asyncio.create_task(agent.prompt(parent, "go"))
+        await asyncio.wait_for(agent.client.permission_event.wait(), 10)
+        child = announcements(agent.recorder, parent)[0]["sessionId"]
+        await agent.conn.cancel(session_id=parent)
+        assert (await asyncio.wait_for(prompt, 10)).stop_reason == "cancelled"
+        never.set_result("cancelled")
+        assert cancel_requests(agent.recorder) == permission_request_ids(agent.recorder)
+        assert states(agent.recorder, parent, child)[-1] == "idle:cancelled"

@@ -147,7 +147,9 @@ class ChildMapper(UpdateMapper):
 class Child:
     """One subagent as a child session: what its client was told of it."""
 
-    __slots__ = ("agent_id", "announced", "asking", "call", "mapper", "run_key", "running", "session_id", "task_id", "type")
+    __slots__ = (
+        "agent_id", "announced", "asking", "call", "mapper", "run_key", "running", "session_id", "stopping", "task_id", "type",
+    )  # fmt: skip
 
     def __init__(self, agent_id: str, session_id: str, subagent_type: str | None, mapper: ChildMapper) -> None:
         self.agent_id = agent_id
@@ -160,6 +162,7 @@ class Child:
         self.run_key: str | None = None  # the run's part of its message ids: its first turn's
         self.task_id: str | None = None  # the task of a background run
         self.asking = 0  # its permission requests open now
+        self.stopping = False  # the client cancelled its run: it is not `running` again before it ends
 
 
 class ChildSessions:
@@ -245,7 +248,7 @@ class ChildSessions:
         """A run of the child (an Agent call, or its resume): announced the first time, else `running`."""
         if child.running and child.task_id is not None:  # a replayed background run resumed later: it ended
             self._task_over(child, final=True)
-        child.call, child.running, child.run_key, child.task_id = call, True, None, None
+        child.call, child.running, child.run_key, child.task_id, child.stopping = call, True, None, None, False
         meta = {"kimi": {"agentId": child.agent_id, "subagentType": child.type, "parentToolCallId": self._card_id(call)}}
         if child.announced:
             self._send(self.parent_id, subagent_update(child.session_id, state={"state": "running"}, _meta=meta))
@@ -370,7 +373,7 @@ class ChildSessions:
 
     def _answered(self, child: Child) -> None:
         child.asking = max(0, child.asking - 1)
-        if child.asking == 0 and child.running:
+        if child.asking == 0 and child.running and not child.stopping:
             self._send(self.parent_id, subagent_update(child.session_id, state={"state": "running"}))
 
     def current(self) -> Child | None:
@@ -398,9 +401,13 @@ class ChildSessions:
         ids = split_child_id(session_id)
         if ids is None or ids[0] != self.parent_id:
             return False
+        child = self._children.get(ids[1])
+        if child is not None:
+            child.stopping = child.running  # before its work ends, which may be while it is stopped
         launcher = self.core.subagents
-        if isinstance(launcher, Launcher):
-            await launcher.stop(ids[1])
+        stopped = isinstance(launcher, Launcher) and await launcher.stop(ids[1])
+        if child is not None and not stopped:
+            child.stopping = False
         return True
 
 

@@ -314,3 +314,25 @@ async def test_cancelling_the_parent_ends_its_foreground_child_and_withdraws_the
         never.set_result("cancelled")
         assert cancel_requests(agent.recorder) == permission_request_ids(agent.recorder)
         assert states(agent.recorder, parent, child)[-1] == "idle:cancelled"
+
+
+async def test_a_question_of_an_agent_files_subagent_is_asked_in_its_child_session(share, project):
+    (share / "asker.yaml").write_text("agent:\n  extend: default\n")
+    (share / "agent.yaml").write_text("agent:\n  extend: default\n  subagents:\n    asker: {path: ./asker.yaml, description: Asks.}\n")
+    question = {"question": "Which language?", "options": [{"label": "Python"}, {"label": "Rust"}]}
+    write_config(share, [
+        agent_call("sub", subagent_type="asker"),
+        tool_call("q1", "AskUserQuestion", {"questions": [question]}),
+        f"text: {REPORT}",
+        "text: done",
+    ], agent_file=str(share / "agent.yaml"))
+    async with serve_acp(acp_env(share)) as agent:
+        agent.client.permission_policy = lambda request: request["options"][1].option_id  # "Rust"
+        await initialize(agent)
+        session = await agent.new_session(project)
+        assert (await agent.prompt(session.session_id, "ask me")).stop_reason == "end_turn"
+        child = announcements(agent.recorder, session.session_id)[0]["sessionId"]
+        (asked,) = agent.client.permission_requests
+        (card,) = of_kind(agent.recorder.updates(child), "tool_call")
+        assert asked["session_id"] == child and asked["tool_call"].tool_call_id == card["toolCallId"]
+        assert "Rust" in json.dumps(final_card(agent.recorder, card["toolCallId"]).get("rawOutput"))

@@ -189,7 +189,8 @@ class ChildSessions:
         self._runs: dict[str, Child] = {}  # the parent's Agent call whose result is still to come -> its child
         self._tasks: dict[str, Child] = {}  # a background run's task id -> its child
         self._requests: dict[str, Child] = {}  # an open permission request's id -> its child
-        self._started: dict[str, ToolReturnValue] = {}  # a background Agent call's result that came before its child's first event
+        # a background Agent call's result that came before its child's first event, by the call's id
+        self._started: dict[str, ToolReturnValue] = {}
 
     def replayer(self, card_id: Callable[[str], str]) -> ChildSessions:
         """The same children for a replay of the history (session/load), with the replay's cards."""

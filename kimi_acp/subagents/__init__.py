@@ -9,7 +9,6 @@ cheap (it is on the path of every new session); the runner loads at the first Ag
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from .kinds import SubagentKind, kinds_for
@@ -22,22 +21,7 @@ if TYPE_CHECKING:
     from ..wire.types import ToolReturnValue
     from .runner import SubagentRunner
 
-__all__ = ["attach", "working_for"]
-
-# The subagent whose work runs in this context (its turns, its tools' calls and what they send): set
-# by the runner around a child's turns, inherited by every task they start. A front end reads it to
-# tell a subagent's client calls (files, terminals, questions) from the root's.
-WORKING_FOR: ContextVar[str | None] = ContextVar("kimi_subagent", default=None)
-# The Agent call of a subagent the user stopped ends with this (runner.py); front ends recognise it.
-USER_STOPPED = (
-    "The user stopped this agent before it finished (agent_id: {agent_id}). Do not start it again unless the user asks."
-)
-USER_STOPPED_BRIEF = "Stopped by the user"
-
-
-def working_for() -> str | None:
-    """The agent id of the subagent doing the current work; None for the root session's own."""
-    return WORKING_FOR.get()
+__all__ = ["attach"]
 
 
 class Launcher:

@@ -39,10 +39,10 @@ from ..tools.subagent import AgentParams
 from ..wire.file import MessageMerger
 from ..wire.serde import to_envelope
 from ..wire.types import ApprovalResponse, Request, SubagentEvent, ToolReturnValue, WireEnvelope
-from . import USER_STOPPED, USER_STOPPED_BRIEF, WORKING_FOR
 from .child import SubagentCore
 from .kinds import SubagentKind
 from .store import InstanceRecord, SubagentStore, new_agent_id
+from .working import USER_STOPPED, USER_STOPPED_BRIEF, WORKING_FOR
 
 log = logging.getLogger(__name__)
 

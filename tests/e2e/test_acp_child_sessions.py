@@ -71,6 +71,18 @@ def transcript(updates: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return items
 
 
+async def a_child_asks(agent: Any, project: Any) -> tuple[str, str, asyncio.Task[Any], asyncio.Future[str]]:
+    """A prompt whose subagent's permission request stays open: (parent, child, the prompt, its answer to give)."""
+    never: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    agent.client.permission_policy = lambda request: never
+    await initialize(agent)
+    session = await agent.new_session(project)
+    parent = session.session_id
+    prompt = asyncio.create_task(agent.prompt(parent, "go"))
+    await asyncio.wait_for(agent.client.permission_event.wait(), 10)
+    return parent, announcements(agent.recorder, parent)[0]["sessionId"], prompt, never
+
+
 SCRIPT = [
     agent_call("sub", subagent_type="explore"),
     tool_call("c1", "Shell", {"command": "cat a.txt"}),
@@ -164,14 +176,7 @@ async def test_cancelling_a_child_with_a_pending_permission_request_ends_only_it
         "text: The agent was stopped; carrying on without it.",
     ])
     async with serve_acp(acp_env(share)) as agent:
-        never = asyncio.get_running_loop().create_future()
-        agent.client.permission_policy = lambda request: never
-        await initialize(agent)
-        session = await agent.new_session(project)
-        parent = session.session_id
-        prompt = asyncio.create_task(agent.prompt(parent, "go"))
-        await asyncio.wait_for(agent.client.permission_event.wait(), 10)
-        child = announcements(agent.recorder, parent)[0]["sessionId"]
+        parent, child, prompt, never = await a_child_asks(agent, project)
         assert agent.client.permission_requests[0]["session_id"] == child
         await agent.conn.cancel(session_id=child)
         response = await asyncio.wait_for(prompt, 10)
@@ -301,14 +306,7 @@ async def test_a_childs_file_reads_and_terminals_name_its_session(share, project
 async def test_cancelling_the_parent_ends_its_foreground_child_and_withdraws_the_childs_question(share, project):
     write_config(share, [agent_call("sub"), tool_call("c1", "Shell", {"command": "echo never"}), "text: unused"])
     async with serve_acp(acp_env(share)) as agent:
-        never = asyncio.get_running_loop().create_future()
-        agent.client.permission_policy = lambda request: never
-        await initialize(agent)
-        session = await agent.new_session(project)
-        parent = session.session_id
-        prompt = asyncio.create_task(agent.prompt(parent, "go"))
-        await asyncio.wait_for(agent.client.permission_event.wait(), 10)
-        child = announcements(agent.recorder, parent)[0]["sessionId"]
+        parent, child, prompt, never = await a_child_asks(agent, project)
         await agent.conn.cancel(session_id=parent)
         assert (await asyncio.wait_for(prompt, 10)).stop_reason == "cancelled"
         never.set_result("cancelled")

@@ -4,30 +4,13 @@
 // with "--load <id>", a `session/load` of that session instead.
 // Usage: node subagents.mjs <python> <work dir> [--without] [--load <session id>]; prints one JSON
 // object with what it saw, including every line the agent wrote (the test validates each).
-import { spawn } from "node:child_process";
-import { PassThrough, Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import { startAgent } from "./agent_process.mjs";
 
 const [python, workDir, ...flags] = process.argv.slice(2);
 const subagents = !flags.includes("--without");
 const loadId = flags.includes("--load") ? flags[flags.indexOf("--load") + 1] : null;
-const child = spawn(python, ["-m", "kimi_acp", "acp"], { stdio: ["pipe", "pipe", "inherit"], env: process.env });
-const agentLines = [];
-const sent = [];
-let pending = "";
-const tap = new PassThrough();
-child.stdout.on("data", (data) => {
-  pending += data.toString("utf8");
-  const lines = pending.split("\n");
-  pending = lines.pop();
-  agentLines.push(...lines.filter((l) => l.trim()));
-  tap.write(data);
-});
-child.stdout.on("end", () => tap.end());
-const toAgent = new PassThrough();
-toAgent.on("data", (data) => sent.push(...data.toString("utf8").split("\n").filter((l) => l.trim())));
-toAgent.pipe(child.stdin);
-const stream = acp.ndJsonStream(Writable.toWeb(toAgent), Readable.toWeb(tap));
+const { stream, agentLines, sent, end } = startAgent(python);
 
 const updates = []; // [session id, update], in arrival order, as the SDK parsed them
 const permissions = [];
@@ -66,5 +49,5 @@ const result = await app.connectWith(stream, async (ctx) => {
   });
   return { sessionId: parentId, stopReason: response.stopReason };
 });
-child.stdin.end();
+end();
 console.log(JSON.stringify({ ...result, updates, permissions, agentLines, sent }));

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.toolset import CANCELLED_MESSAGE
 from ...core.turn import ToolStarted
-from ...subagents import USER_STOPPED_BRIEF, Launcher, working_for
+from ...subagents import Launcher
+from ...subagents.working import USER_STOPPED_BRIEF, working_for
 from ...wire.serde import WireDecodeError, from_envelope
 from ...wire.types import (
     ApprovalRequest,

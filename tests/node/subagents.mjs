@@ -5,12 +5,12 @@
 // Usage: node subagents.mjs <python> <work dir> [--without] [--load <session id>]; prints one JSON
 // object with what it saw, including every line the agent wrote (the test validates each).
 import * as acp from "@agentclientprotocol/sdk/unstable";
-import { startAgent } from "./agent_process.mjs";
+import { spawnAgent } from "./agent_process.mjs";
 
 const [python, workDir, ...flags] = process.argv.slice(2);
 const subagents = !flags.includes("--without");
 const loadId = flags.includes("--load") ? flags[flags.indexOf("--load") + 1] : null;
-const { stream, agentLines, sent, end } = startAgent(python);
+const { child, stream, agentLines, sent } = spawnAgent(python);
 
 const updates = []; // [session id, update], in arrival order, as the SDK parsed them
 const permissions = [];
@@ -49,5 +49,5 @@ const result = await app.connectWith(stream, async (ctx) => {
   });
   return { sessionId: parentId, stopReason: response.stopReason };
 });
-end();
+child.stdin.end();
 console.log(JSON.stringify({ ...result, updates, permissions, agentLines, sent }));

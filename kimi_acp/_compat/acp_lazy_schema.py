@@ -44,11 +44,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import cache_dir
+
 log = logging.getLogger(__name__)
 
 MODULE = "acp.schema"
 INDEX_VERSION = 2
-CACHE_ENV = "KIMI_CACHE_DIR"
 
 
 @dataclass(frozen=True)
@@ -83,13 +84,6 @@ def schema_file() -> Path | None:
         return None
     path = Path(spec.origin).with_name("schema.py")
     return path if path.is_file() else None
-
-
-def cache_dir() -> Path:
-    from ..util.share_dir import share_dir
-
-    configured = os.environ.get(CACHE_ENV)
-    return Path(configured).expanduser() if configured else share_dir() / "cache"
 
 
 def _key(path: Path) -> str:

@@ -17,7 +17,7 @@ import random
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..config import TEST_PROVIDER_TYPES, Config, ConfigError, LoadedConfig, ResolvedModel, resolve_model
 from ..front_end import DEFAULT_FRONT_END, FrontEnd, QuestionSupport
@@ -72,8 +72,10 @@ from .stream import MessageStream
 from .titles import ask_for_title, first_exchange
 from .toolset import ToolOutcome, Toolset
 from .turn import INTERNAL_SIGNALS, CommandsChanged, FromUser, ModeChanged, NestedTurn, TitleChanged, ToolStarted, TurnResult
-from .undo import Checkpoints
 from .usage import UsageMeter
+
+if TYPE_CHECKING:
+    from .undo import Checkpoints
 
 __all__ = ["AgentCore", "FromUser", "INTERNAL_SIGNALS", "ModeChanged", "TitleChanged", "TurnResult"]
 
@@ -201,9 +203,7 @@ class AgentCore:
         # extra_dirs the system prompt does not mention (a resumed session): tell the model at the next turn
         self.controls.dirs_changed = bool(extra_dirs) and not context.is_new
         self._records_turns = checkpoints is None
-        self.checkpoints = checkpoints or Checkpoints(
-            session.dir / "undo", loaded_config.config.undo, lambda: [self.work_dir, *self.workspace_dirs()]
-        )
+        self._checkpoints = checkpoints  # a session's own is made when a turn first needs it
         # Runs the Agent tool's subagents; a front end attaches it (kimi_acp/subagents/), a
         # subagent's own core has none, and without one the Agent tool is not offered.
         self.subagents: SubagentLauncher | None = None
@@ -240,6 +240,18 @@ class AgentCore:
     @property
     def busy(self) -> bool:
         return self._turn is not None
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """What /undo restores from (core/undo.py, imported here: a session that only opens needs
+        none of it)."""
+        if self._checkpoints is None:
+            from .undo import Checkpoints
+
+            self._checkpoints = Checkpoints(
+                self.session.dir / "undo", self.config.undo, lambda: [self.work_dir, *self.workspace_dirs()]
+            )
+        return self._checkpoints
 
     @property
     def plan_mode(self) -> bool:

@@ -54,29 +54,37 @@ def create_provider(
             "and the model needs a model name"
         )
     options = {"thinking": effort, "session_id": session_id, **_account_options(resolved)}
-    if ptype == "kimi":
-        from .kimi import KimiProvider
+    return provider_class(ptype).from_resolved(resolved, **options)
 
-        return KimiProvider.from_resolved(resolved, **options)
-    if ptype == "openai_legacy":
-        from .openai_legacy import OpenAILegacyProvider
 
-        return OpenAILegacyProvider.from_resolved(resolved, **options)
-    if ptype == "openai_responses":
-        from .openai_responses import OpenAIResponsesProvider
+# Each type that talks to a real model: its module here and its class, imported when a session
+# first creates such a provider (the table names them so nothing is imported before).
+PROVIDER_CLASSES: dict[str, tuple[str, str]] = {
+    "kimi": ("kimi", "KimiProvider"),
+    "openai_legacy": ("openai_legacy", "OpenAILegacyProvider"),
+    "openai_responses": ("openai_responses", "OpenAIResponsesProvider"),
+    "anthropic": ("anthropic", "AnthropicProvider"),
+    "gemini": ("gemini", "GeminiProvider"),
+    "google_genai": ("gemini", "GeminiProvider"),
+    "vertexai": ("vertexai", "VertexAIProvider"),
+}
 
-        return OpenAIResponsesProvider.from_resolved(resolved, **options)
-    if ptype in ("gemini", "google_genai"):
-        from .gemini import GeminiProvider
 
-        return GeminiProvider.from_resolved(resolved, **options)
-    if ptype == "vertexai":
-        from .vertexai import VertexAIProvider
+def provider_module(ptype: str) -> str | None:
+    """The module (`kimi_acp.llm.<name>`) of a type that talks to a real model over HTTP; None for
+    the test types and anything unknown."""
+    found = PROVIDER_CLASSES.get(ptype)
+    return f"{__name__}.{found[0]}" if found else None
 
-        return VertexAIProvider.from_resolved(resolved, **options)
-    from .anthropic import AnthropicProvider
 
-    return AnthropicProvider.from_resolved(resolved, **options)
+def provider_class(ptype: str) -> Any:
+    """The class of a provider type: ChatProviderError for a type without one, never a guess."""
+    module = provider_module(ptype)
+    if module is None:
+        raise ChatProviderError(f"provider type {ptype!r} has no provider class in kimi-acp")
+    import importlib
+
+    return getattr(importlib.import_module(module), PROVIDER_CLASSES[ptype][1])
 
 
 def _account_options(resolved: ResolvedModel) -> dict[str, Any]:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +39,9 @@ from typing import TYPE_CHECKING, Literal
 
 from ..util.globs import glob_to_regex
 from .paths import typed_and_real
-from .scope import Scope
 
 if TYPE_CHECKING:
+    from .scope import Scope
     from .shell_parse import SimpleCommand
 
 Verdict = Literal["allow", "ask", "deny"]
@@ -164,6 +163,8 @@ def _covering(allows: list[Rule], scope: Scope | None, work_dir: Path) -> Rule |
 
 
 def _command_matches(pattern: str, words: tuple[str, ...]) -> bool:
+    import shlex
+
     prefix = pattern.endswith(":*")
     try:
         wanted = tuple(shlex.split(pattern[:-2] if prefix else pattern))

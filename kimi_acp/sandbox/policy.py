@@ -28,18 +28,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
 from ..permissions.sensitive import credential_locations
 from ..util.regular_file import open_regular
+from .modes import MODE_TEXT, MODES, Mode  # noqa: F401  (re-exported)
 
-Mode = Literal["off", "workspace-write", "read-only"]
-MODES: tuple[Mode, ...] = ("off", "workspace-write", "read-only")
-MODE_TEXT = {
-    "off": "commands run as before: each asks for approval",
-    "workspace-write": "commands run unasked in a sandbox that may write only the workspace and its temp dir",
-    "read-only": "commands run unasked in a sandbox that may write only its temp dir",
-}
 # Talking to one of these is acting outside any sandbox: a container daemon runs what it is asked
 # to (as root), the system bus reaches privileged services. The user's session bus and agents live
 # in the user's runtime dir, hidden whole.

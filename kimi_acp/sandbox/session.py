@@ -24,13 +24,16 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import SandboxSettings
 from ..sessions import Session
 from ..wire.types import Notification
-from .detect import Machine, machine
-from .policy import MODE_TEXT, MODES, Mode, SandboxPolicy, build_policy
+from .modes import MODE_TEXT, MODES, Mode
+
+if TYPE_CHECKING:  # the probe and the policy are loaded when a session's mode is on
+    from .detect import Machine
+    from .policy import SandboxPolicy
 
 log = logging.getLogger(__name__)
 
@@ -108,13 +111,15 @@ class SessionSandbox:
 
     def detect(self) -> Machine:
         """This machine's sandbox (the probe runs once per process: call it off the event loop)."""
+        from .detect import machine
+
         return machine()
 
     def unavailable_reason(self) -> str | None:
         """Why the mode cannot be enforced here (None: it can, or the mode is off)."""
         if self.mode == "off":
             return None
-        found = machine()
+        found = self.detect()
         if found.backend is None:
             return found.why_not or "this machine has no sandbox"
         if found.backend == "landlock" and found.landlock_abi < 4 and not self.settings.allow_network:
@@ -131,7 +136,9 @@ class SessionSandbox:
         run unconfined (mode off, or no sandbox here: they ask, as before)."""
         if not self.confining:
             return None
-        found = machine()
+        from .policy import build_policy
+
+        found = self.detect()
         assert found.backend is not None
         policy = build_policy(self.mode, work_dir=work_dir, dirs=list(dirs), temp_dir=self.temp_dir(),
                               allow_network=self.settings.allow_network)  # fmt: skip
@@ -159,7 +166,7 @@ class SessionSandbox:
         if not self.confining:
             return f"{mode} requested, but not enforced: {self.unavailable_reason()}"
         network = "network allowed" if self.settings.allow_network else "no network"
-        return f"{mode} ({machine().label}, {network})"
+        return f"{mode} ({self.detect().label}, {network})"
 
     def card_note(self, *, outside_reason: str | None = None) -> str | None:
         """What a Shell approval card says about the sandbox; None when the mode is off."""
@@ -195,7 +202,7 @@ class SessionSandbox:
     async def before_turn(self, send: Callable[[Any], None]) -> None:
         if self.mode == "off" or self._told:
             return
-        await asyncio.to_thread(machine)  # the probe, once per process, off the event loop
+        await asyncio.to_thread(self.detect)  # the probe, once per process, off the event loop
         if self.mode != "off" and not self.confining and not self._told:
             self._told = True
             log.warning("session %s: %s", self._session.id, self.describe())

@@ -36,7 +36,13 @@ def core_warm_ups() -> list[Callable[[], Any]]:
         ToolResult(tool_call_id="", return_value=ToolReturnValue(is_error=False)).model_dump(mode="json")
         StatusUpdate().model_dump(mode="json")
 
-    return [tools, models]
+    def first_turn() -> None:
+        from ..core import undo  # noqa: F401  (a turn's undo records; not needed to open a session)
+        from ..permissions.shell_parse import parse_line
+
+        parse_line("true")  # loads tree-sitter's bash grammar, for the first Shell call
+
+    return [tools, models, first_turn]
 
 
 def warm_up_core() -> None:
@@ -45,14 +51,18 @@ def warm_up_core() -> None:
         step()
 
 
-def _talks_http(resolved: Any) -> bool:
-    return resolved is not None and resolved.provider.type in ("kimi", "openai_legacy", "anthropic")
+def _provider_module(resolved: Any) -> str | None:
+    """The provider module of a model that talks HTTP (every type but the test ones)."""
+    from ..llm import provider_module
+
+    return provider_module(resolved.provider.type) if resolved is not None else None
 
 
 def warm_up_in_background(resolved: Any = None, *, model: Callable[[], Any] | None = None) -> None:
-    """Half a second after the server is up: `core_warm_ups`, then, when the session's model
-    talks HTTP, the HTTP stack and its TLS context in a worker thread (the first prompt then
-    skips that one-time work). `model()` gives the resolved model when it is not known yet
+    """Half a second after the server is up: `core_warm_ups`, then in worker threads the cache of
+    what start-up compiled (_compat/generated_code.py) and, when the session's model talks HTTP,
+    its provider module, the HTTP stack and its TLS context (the first prompt then skips that
+    one-time work). `model()` gives the resolved model when it is not known yet
     (reading the config is itself start-up work). Call it from the running event loop.
 
     The delay keeps it off the first requests: a client's `session/new` or `replay` right after
@@ -75,17 +85,31 @@ def warm_up_in_background(resolved: Any = None, *, model: Callable[[], Any] | No
         except Exception:  # noqa: BLE001 - a warm-up never breaks the server; the real use reports it
             return
         settle_heap()  # what the warm-up loaded is as long-lived as the preload
-        if _talks_http(target):
-            # Not a daemon (see llm/transport.py): exiting while it loads certificates must wait for it.
-            threading.Thread(target=_warm_http, name="kimi-warm-http", daemon=False).start()
+        module = _provider_module(target)
+        # Not daemons (see llm/transport.py): exiting while they load certificates or write the
+        # cache must wait for them.
+        threading.Thread(target=_keep_generated_code, name="kimi-code-cache", daemon=False).start()
+        if module is not None:
+            threading.Thread(target=_warm_http, args=(module,), name="kimi-warm-http", daemon=False).start()
 
     loop.call_later(WARM_DELAY_S, next_step)
 
 
-def _warm_http() -> None:
+def _keep_generated_code() -> None:
+    """What start-up compiled, kept for the next one (_compat/generated_code.py)."""
+    from .._compat import generated_code
+
+    generated_code.finish()
+
+
+def _warm_http(module: str) -> None:
+    """The provider's module, the HTTP stack and its TLS context."""
     try:
+        import importlib
+
         from ..llm import http
 
+        importlib.import_module(module)
         http.shared_ssl_context()
     except Exception:  # noqa: BLE001 - the first request reports what is wrong
         pass

@@ -184,7 +184,7 @@ def test_every_trick_is_off_with_the_switch(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     notes = json.loads(done.stdout)["notes"]
-    for trick in ("asyncio-without-ssl", "pydantic-plugin-loader", "acp-defer-build", "acp-deferred-defaults", "pydantic-annotation-memo"):
+    for trick in ("generated-code-cache", "asyncio-without-ssl", "pydantic-plugin-loader", "acp-defer-build", "acp-deferred-defaults", "pydantic-annotation-memo"):
         assert f"compat: {trick} not used (KIMI_PLAIN_STARTUP is set)" in "\n".join(notes), notes
 
 

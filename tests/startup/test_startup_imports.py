@@ -33,8 +33,12 @@ class Transport:
         pass
 
 async def main():
-    result = await server.AcpServer(transport=Transport()).new_session(cwd=os.environ["WORK"], mcp_servers=[])
-    assert result["sessionId"]
+    agent = server.AcpServer(transport=Transport())
+    if os.environ.get("LOAD"):
+        result = await agent.load_session(cwd=os.environ["WORK"], session_id=os.environ["LOAD"], mcp_servers=[])
+    else:
+        result = await agent.new_session(cwd=os.environ["WORK"], mcp_servers=[])
+        assert result["sessionId"]
 
 asyncio.run(main())
 print(" ".join(sorted(sys.modules)))
@@ -65,6 +69,20 @@ NOT_BEFORE_THE_FIRST_SESSION = (
     "kimi_acp.llm.gemini",
     "kimi_acp.llm.vertexai",
     "cryptography",
+    # what a turn needs, not a session that only opens (issue #31): the shell parser and its
+    # grammar, the command judgement, undo's records, the sandbox's probe and policy, MCP's stdio
+    "tree_sitter",
+    "tree_sitter_bash",
+    "kimi_acp.permissions.shell_parse",
+    "kimi_acp.permissions.command_judgement",
+    "kimi_acp.core.undo",
+    "kimi_acp.core.undo_journal",
+    "kimi_acp.core.undo_shadow",
+    "kimi_acp.core.undo_restore",
+    "kimi_acp.sandbox.detect",
+    "kimi_acp.sandbox.policy",
+    "kimi_acp.mcp.stdio",
+    "mcp",
 )
 
 
@@ -83,4 +101,38 @@ def test_the_first_acp_session_loads_no_tool_module_nor_on_demand_pydantic(tmp_p
     assert done.returncode == 0, done.stderr
     loaded = set(done.stdout.split())
     assert "acp.schema" in loaded and "kimi_acp.frontends.acp.server" in loaded  # the probe did what a server does
+    assert sorted(loaded.intersection(NOT_BEFORE_THE_FIRST_SESSION)) == []
+
+
+async def test_loading_a_session_with_history_loads_none_of_them_either(tmp_path):
+    """A session whose turns ran Shell, edited a file (undo records) and read one, loaded by a
+    fresh process: the replay needs none of what running those turns needed."""
+    from tests.e2e.acp_fixtures import acp_env, write_config
+    from tests.support.inmemory import serve_acp
+    from tests.support.wire_client import tool_call
+
+    share, work = tmp_path / "share", tmp_path / "work"
+    share.mkdir()
+    work.mkdir()
+    (work / "notes.txt").write_text("one\n")
+    scripts = [
+        tool_call("s1", "Shell", {"command": "echo hi"}),
+        tool_call("e1", "StrReplaceFile", {"path": "notes.txt", "edit": {"old": "one", "new": "two"}}),
+        tool_call("r1", "ReadFile", {"path": "notes.txt"}),
+        "text: done",
+    ]
+    write_config(share, scripts, default_yolo=True)
+    (share / "mcp.json").write_text('{"mcpServers": {}}')
+    async with serve_acp(acp_env(share)) as agent:
+        await agent.initialize()
+        session = await agent.new_session(work)
+        assert (await agent.prompt(session.session_id, "go")).stop_reason == "end_turn"
+    assert (work / "notes.txt").read_text() == "two\n"
+    env = {**acp_env(share), "WORK": str(work), "LOAD": session.session_id}
+    done = subprocess.run(
+        [sys.executable, "-c", SESSION_PROBE], capture_output=True, text=True, timeout=120, env=env, cwd=work
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert "kimi_acp.frontends.acp.server" in loaded and "kimi_acp.wire.types" in loaded
     assert sorted(loaded.intersection(NOT_BEFORE_THE_FIRST_SESSION)) == []

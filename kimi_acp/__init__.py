@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 _API = ("Agent", "ApprovalHandler", "QuestionHandler", "UndoReport", "decode_wire_line", "encode_wire_line")
 # The simple event stream's exports, named as in the NDJSON event-stream note.

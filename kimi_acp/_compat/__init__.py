@@ -25,11 +25,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..util import process_state
+
 PLAIN_ENV = "KIMI_PLAIN_STARTUP"
 CACHE_ENV = "KIMI_CACHE_DIR"
 
-_said: set[str] = set()
-_notes: list[str] = []  # said before logging was set up (the tricks run first in the preload)
+_said: set[str] = process_state.container(f"{__name__}._said", set())
+# said before logging was set up (the tricks run first in the preload)
+_notes: list[str] = process_state.container(f"{__name__}._notes", [])
 
 
 def _log(message: str) -> None:

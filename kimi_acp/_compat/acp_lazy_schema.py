@@ -36,7 +36,6 @@ from __future__ import annotations
 import builtins
 import logging
 import marshal
-import os
 import sys
 import threading
 import types

@@ -50,23 +50,25 @@ Key = tuple[str, str]  # (mode, text)
 
 
 class _Cache:
-    def __init__(self, path: Path, known: dict[Key, types.CodeType]) -> None:
+    """Each code object is kept marshalled until a text needs it: reading the file is then one
+    short call (the preload holds the GIL through it while the main thread may be answering
+    `initialize`), and nothing is kept once it is made (the function or the ForwardRef holds it)."""
+
+    def __init__(self, path: Path, known: dict[Key, bytes]) -> None:
         self.path = path
-        self.known = known  # read from the file: what this process has not needed yet
-        self.used: dict[Key, types.CodeType] = {}  # needed by this process (from the file or compiled)
-        self.compiled = 0  # texts the file did not have
+        self.known = known  # read from the file, marshalled
+        self.compiled: dict[Key, bytes] = {}  # texts the file did not have, to add to it
+        self.hits = 0
         self.lock = threading.Lock()
 
     def code(self, text: str, mode: str) -> types.CodeType:
         key = (mode, text)
-        found = self.used.get(key)
-        if found is not None:
-            return found
-        found = self.known.pop(key, None)
-        if found is None:
-            found = _compile(text, "<string>", mode, dont_inherit=True)  # a SyntaxError goes to the caller
-            self.compiled += 1
-        self.used[key] = found
+        data = self.known.get(key) or self.compiled.get(key)
+        if data is not None:
+            self.hits += 1
+            return marshal.loads(data)
+        found = _compile(text, "<string>", mode, dont_inherit=True)  # a SyntaxError goes to the caller
+        self.compiled[key] = marshal.dumps(found)
         return found
 
 
@@ -95,7 +97,7 @@ def cache_file() -> Path:
     return cache_dir() / f"generated-code-{hashlib.sha256(build.encode()).hexdigest()[:16]}.marshal"
 
 
-def _read(path: Path) -> dict[Key, types.CodeType]:
+def _read(path: Path) -> dict[Key, bytes]:
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
@@ -104,7 +106,7 @@ def _read(path: Path) -> dict[Key, types.CodeType]:
         version, entries = marshal.loads(data)
         if version != CACHE_VERSION or type(entries) is not dict:
             raise ValueError("another version")
-        return entries
+        return entries  # {(mode, text): marshalled code}
     except FileNotFoundError:
         return {}
     except (OSError, ValueError, EOFError, TypeError) as exc:  # torn or foreign: compile as usual, write it again
@@ -148,27 +150,28 @@ def uninstall() -> None:
 
 def save() -> Path | None:
     """Write the cache when this process compiled texts the file lacked (atomic: concurrent servers
-    never read half a file); what it read and did not need is kept, up to MAX_ENTRIES. Errors are
-    logged."""
+    never read half a file): what it read, with what it compiled, up to MAX_ENTRIES (the newly
+    compiled first). Errors are logged."""
     cache = _cache
     if cache is None:
         return None
     with cache.lock:
         if not cache.compiled:
             return None
-        entries = dict(cache.used)
-        for key, code in list(cache.known.items()):
+        entries = dict(cache.compiled)
+        for key, data in list(cache.known.items()):
             if len(entries) >= MAX_ENTRIES:
                 break
-            entries.setdefault(key, code)
-        cache.compiled = 0
+            entries.setdefault(key, data)
+        cache.known.update(cache.compiled)
+        cache.compiled = {}
         try:
-            data = marshal.dumps((CACHE_VERSION, entries))
+            blob = marshal.dumps((CACHE_VERSION, entries))
             cache.path.parent.mkdir(parents=True, exist_ok=True)
             temporary = cache.path.with_name(f".{cache.path.name}.{os.getpid()}.tmp")
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                f.write(blob)
             os.replace(temporary, cache.path)
         except (OSError, ValueError) as exc:
             logging.getLogger(__name__).info("generated code cache not written: %s", exc)

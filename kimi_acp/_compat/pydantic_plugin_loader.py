@@ -26,6 +26,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
+from ..util import process_state
 from . import PYDANTIC, applies, installed_version
 
 TRICK = "pydantic-plugin-loader"
@@ -47,6 +48,7 @@ def install() -> bool:
 
 
 _none_found: bool | None = None  # the scan's result, as pydantic caches what it found
+process_state.variable(globals(), "_none_found")  # of this process's sys.path
 
 
 def get_plugins() -> Iterable[Any]:

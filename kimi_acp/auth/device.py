@@ -54,7 +54,7 @@ def _device_model() -> str:
 
 @functools.cache
 def _static_headers() -> tuple[tuple[str, str], ...]:
-    from .. import __version__
+    from .._version import __version__
 
     values = {
         "X-Msh-Platform": PLATFORM_NAME,

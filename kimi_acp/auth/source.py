@@ -24,6 +24,7 @@ from dataclasses import replace
 
 from ..config import OAuthRef
 from ..errors import RefreshUnavailable, SignInRequired
+from ..util import process_state
 from .device import device_headers
 from .errors import KeyringUnavailable, OAuthError, RefreshRejected
 from .lock import LockTimeout, RefreshLock
@@ -37,9 +38,9 @@ REFRESH_THRESHOLD_RATIO = 0.5  # ... or half the token's lifetime, whichever is 
 NOT_SIGNED_IN = "You are not signed in to your Kimi account"
 EXPIRED = "Your Kimi account sign-in has expired or was revoked"
 
-_thread_locks: dict[str, threading.Lock] = {}
+_thread_locks: dict[str, threading.Lock] = process_state.container(f"{__name__}._thread_locks", {})
 _thread_locks_guard = threading.Lock()
-_rejected: dict[str, str] = {}  # key → the refresh token the service refused
+_rejected: dict[str, str] = process_state.container(f"{__name__}._rejected", {})  # key → the refresh token the service refused
 
 
 def refresh_threshold(expires_in: float) -> float:

@@ -8,7 +8,7 @@ from typing import Any
 
 
 def print_info(config_file: str | None, as_json: bool) -> int:
-    from .. import __version__
+    from .._version import __version__
     from ..config import ConfigError, load_config, resolve_model, share_dir
 
     try:

@@ -98,7 +98,7 @@ def fail(message: str, code: int = 2) -> NoReturn:
 def _click_main() -> None:
     import click
 
-    from .. import __version__
+    from .._version import __version__
 
     @click.group(
         invoke_without_command=True,

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..util import process_state
 from ..wire.types import (
     AudioURLPart,
     FunctionBody,
@@ -336,7 +337,7 @@ class _ScriptQueue:
         self.turn = 0
 
 
-_SESSION_QUEUES: dict[tuple[str, str], _ScriptQueue] = {}
+_SESSION_QUEUES: dict[tuple[str, str], _ScriptQueue] = process_state.container(f"{__name__}._SESSION_QUEUES", {})
 
 
 class ScriptedEchoProvider:

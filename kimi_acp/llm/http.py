@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 import httpx
 
 from ..errors import SIGN_IN_AGAIN, SignInRequired
-from ..util import secrets
+from ..util import process_state, secrets
 from ..util.user_agent import user_agent
 from .errors import APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError
 from .sse import SSEEvent, SSEParser
@@ -84,6 +84,9 @@ def shared_ssl_context() -> Any:
     if _SSL_CONTEXT is None:
         _SSL_CONTEXT = httpx.create_ssl_context()
     return _SSL_CONTEXT
+
+
+process_state.variable(globals(), "_SSL_CONTEXT")  # built from this process's CA settings (SSL_CERT_FILE)
 
 
 class HTTPChatProvider:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ResolvedModel
-from ..util import secrets
+from ..util import process_state, secrets
 from ..util.user_agent import user_agent
 from .errors import APIConnectionError, APIStatusError, ChatProviderError
 from .gemini import GeminiProvider
@@ -252,7 +252,7 @@ def _setting(resolved: ResolvedModel, name: str) -> str:
     return (resolved.provider.env.get(name) or os.environ.get(name) or "").strip()
 
 
-_SHARED: dict[tuple[str, int], GoogleCredentials] = {}
+_SHARED: dict[tuple[str, int], GoogleCredentials] = process_state.container(f"{__name__}._SHARED", {})
 
 
 def find_credentials(resolved: ResolvedModel) -> GoogleCredentials | None:

@@ -351,7 +351,7 @@ class McpConnection:
         from mcp import ClientSession, types
         from pydantic import FileUrl
 
-        from .. import __version__
+        from .._version import __version__
 
         async def list_roots(context: Any) -> Any:
             """The session's work dir is the one root we offer (filesystem servers scope to it)."""

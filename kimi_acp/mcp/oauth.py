@@ -38,8 +38,8 @@ from mcp.client.auth.utils import (
 )
 from mcp.shared.auth import OAuthClientMetadata
 
-from .. import __version__
 from .._compat.mcp_oauth import hooked_provider_class
+from .._version import __version__
 from ..errors import AccountError
 from ..util.secrets import register as register_secrets
 from .config import redact_url

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 
+from ..util import process_state
 from ..util.regular_file import open_regular
 
 # Keys (section.name, or section.*.name for sections with subsections) that change nothing a
@@ -248,6 +249,7 @@ def _keys(config: Path) -> Iterator[str]:
         yield f"{prefix}.{subsection}.{key.group(1).lower()}" if subsection else f"{prefix}.{key.group(1).lower()}"
 
 
+@process_state.cache  # the git on this process's PATH
 @lru_cache(maxsize=4)
 def _git_is_new_enough(path: str) -> bool:
     git = shutil.which("git", path=path or None)

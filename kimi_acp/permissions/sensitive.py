@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..util import process_state
 from ..util.share_dir import share_dir
 from .paths import relative_within, typed_and_real
 
@@ -41,7 +42,7 @@ _HOME_DIRS = (".ssh", ".gnupg", ".aws/sso/cache", ".aws/cli/cache", ".config/gcl
 _SSH_PUBLIC = (".pub", "known_hosts", "known_hosts.old", "authorized_keys")
 _SHARE_DIR_OPEN = ("skills", "plans")  # what of $KIMI_SHARE_DIR the agent may read like any file
 
-_extra: set[Path] = set()  # files named at run time (a --config-file)
+_extra: set[Path] = process_state.container(f"{__name__}._extra", set())  # files named at run time (a --config-file)
 
 
 def register_sensitive_file(path: str | os.PathLike[str]) -> None:

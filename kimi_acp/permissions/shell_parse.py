@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
+from ..util import process_state
+
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
@@ -132,6 +134,7 @@ def parse_line(line: str) -> ParsedLine:
     return _parse_cached(line)
 
 
+@process_state.cache  # command lines of past sessions: not another process's business
 @lru_cache(maxsize=256)
 def _parse_cached(line: str) -> ParsedLine:
     source = line.encode("utf-8", "surrogatepass")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from .. import __version__
+from .._version import __version__
 from ..util.child_env import child_environment
 from ..util.fs import atomic_write_text
 from .links import check_link, check_links

@@ -16,6 +16,8 @@ import shutil
 import sys
 from dataclasses import dataclass
 
+from ..util import process_state
+
 BACKENDS = ("bubblewrap", "landlock", "seatbelt")
 ENV_VAR = "KIMI_SANDBOX_BACKENDS"
 
@@ -42,6 +44,7 @@ def allowed_backends() -> tuple[str, ...]:
     return tuple(b for b in BACKENDS if b in names)
 
 
+@process_state.cache  # the probe of this process's environment (KIMI_SANDBOX_BACKENDS, PATH)
 @functools.lru_cache(maxsize=1)
 def machine() -> Machine:
     """This machine's sandbox (cached for the process: `forget()` clears it)."""

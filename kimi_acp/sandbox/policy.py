@@ -28,6 +28,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
 from ..permissions.sensitive import credential_locations
 from ..util.regular_file import open_regular
 from .modes import MODE_TEXT, MODES, Mode  # noqa: F401  (re-exported)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..util import process_state
 from ..util.fs import open_private, private_dir, private_share_dir
 from ..util.secrets import LogRedaction, register_environment
 from ..util.share_dir import share_dir
@@ -63,6 +65,35 @@ class RotatingLogFile(logging.FileHandler):
         self.stream = self._open()
 
 
+NOISY = ("httpx", "httpcore", "asyncio")  # their request lines add nothing and could carry query strings
+
+
+def _forget_setup() -> Callable[[], None]:
+    """process_state's reset: the next `setup_logging` configures this process's log again (a
+    server started in a test process logs to its own share dir); the restore removes the handlers
+    added since and puts the levels back."""
+    root = logging.getLogger()
+    noisy = {name: logging.getLogger(name).level for name in NOISY}
+    handlers, level = list(root.handlers), root.level
+    configured = getattr(root, "_kimi_configured", False)
+    root._kimi_configured = False  # type: ignore[attr-defined]
+
+    def restore() -> None:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+                handler.close()
+        root.setLevel(level)
+        for name, value in noisy.items():
+            logging.getLogger(name).setLevel(value)
+        root._kimi_configured = configured  # type: ignore[attr-defined]
+
+    return restore
+
+
+process_state.register(f"{__name__}.setup_logging", _forget_setup)
+
+
 def setup_logging(component: str) -> None:
     """Send all records to the rotating log file (5 MiB x 3); level from `KIMI_LOG_LEVEL` (INFO)."""
     root = logging.getLogger()
@@ -81,8 +112,7 @@ def setup_logging(component: str) -> None:
         handler = logging.NullHandler()  # no writable share dir: stay silent rather than pollute stdio
     root.addHandler(handler)
     root.setLevel(level)
-    # Request lines of the HTTP stack add nothing and could carry query strings.
-    for noisy in ("httpx", "httpcore", "asyncio"):
+    for noisy in NOISY:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     root._kimi_configured = True  # type: ignore[attr-defined]
     logging.getLogger("kimi_acp").info("%s starting (pid %d)", component, os.getpid())

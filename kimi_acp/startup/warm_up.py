@@ -16,7 +16,7 @@ WARM_DELAY_S = 0.5
 
 def core_warm_ups() -> list[Callable[[], Any]]:
     """First-use costs of the first turn, as small steps: the tool modules and their JSON Schemas
-    (what the model is sent), then the validators of the models every turn builds.
+    (what the model is sent), the validators of the models every turn builds, undo's modules.
 
     Not before the first session: `session/new` needs none of it, and an IDE asks for a session
     as soon as `initialize` is answered (see `warm_up_in_background`)."""
@@ -36,13 +36,13 @@ def core_warm_ups() -> list[Callable[[], Any]]:
         ToolResult(tool_call_id="", return_value=ToolReturnValue(is_error=False)).model_dump(mode="json")
         StatusUpdate().model_dump(mode="json")
 
-    def first_turn() -> None:
-        from ..core import undo  # noqa: F401  (a turn's undo records; not needed to open a session)
-        from ..permissions.shell_parse import parse_line
+    def undo() -> None:
+        # A turn's undo records (~10 ms of imports, paid before the first prompt reaches the model
+        # otherwise). Not tree-sitter's grammar: 1 MiB for sessions that never run a command, 3 ms
+        # for the first Shell call of those that do.
+        from ..core import undo  # noqa: F401
 
-        parse_line("true")  # loads tree-sitter's bash grammar, for the first Shell call
-
-    return [tools, models, first_turn]
+    return [tools, models, undo]
 
 
 def warm_up_core() -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
+from ..util import process_state
 from ..util import secrets as known_secrets
 
 if TYPE_CHECKING:
@@ -53,6 +54,9 @@ def set_oauth_token_source(source: OAuthTokenSource | None) -> None:
     """Connect (or, with None, disconnect) the source of Kimi account tokens for services."""
     global _oauth_token_source
     _oauth_token_source = source
+
+
+process_state.variable(globals(), "_oauth_token_source")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from . import process_state
 from .regular_file import check_regular, open_regular
 from .share_dir import share_dir
 
@@ -117,7 +118,7 @@ _OPEN_FLAGS = {
 }
 
 # Share dirs checked by this process, with the note of their tightening until it is logged.
-_share_dirs: dict[str, str | None] = {}
+_share_dirs: dict[str, str | None] = process_state.container(f"{__name__}._share_dirs", {})
 
 
 def private_dir(path: Path) -> Path:

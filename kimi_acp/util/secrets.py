@@ -17,7 +17,9 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+
+from . import process_state
 
 REDACTED = "[redacted]"
 # A value registered for the whole process is redacted from every output: a short one ("true",
@@ -82,6 +84,22 @@ def clear() -> None:
     with _lock:
         _known.clear()
         _patterns = None
+
+
+def _forget_for_a_fresh_process() -> Callable[[], None]:
+    """process_state's reset: a fresh process knows no secret until it reads its config and
+    environment; the restore gives the values known before back."""
+    saved = set(_known)
+    clear()
+
+    def restore() -> None:
+        clear()
+        register(saved)
+
+    return restore
+
+
+process_state.register(f"{__name__}._known", _forget_for_a_fresh_process)
 
 
 def any_registered() -> bool:
@@ -173,6 +191,7 @@ def encoded_forms(value: str) -> list[tuple[str, ...]]:
     return forms
 
 
+@process_state.cache  # patterns of secret values: none outlives the process that knew them
 @functools.lru_cache(maxsize=32)
 def _compile_forms(values: frozenset[str]) -> tuple[re.Pattern[str], ...]:
     """Patterns for every form of every value, one per leading character: each then starts with a

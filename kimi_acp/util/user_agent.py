@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import functools
+from .._version import __version__
 
 
-@functools.cache
 def user_agent() -> str:
-    """`kimi-acp/<installed version>`; "0" when running from an uninstalled tree."""
-    from importlib import metadata
-
-    try:
-        version = metadata.version("kimi-acp")
-    except metadata.PackageNotFoundError:
-        version = "0"
-    return f"kimi-acp/{version}"
+    """`kimi-acp/<version>` (kimi_acp/_version.py: the same from a source tree as installed)."""
+    return f"kimi-acp/{__version__}"

@@ -89,8 +89,8 @@ try:
 except SyntaxError as exc:
     bad = str(exc)
 cache = g._cache
-state = {"installed": installed, "compiled": cache.compiled if cache else None,
-         "from_file": len(cache.used) - cache.compiled if cache else 0}
+state = {"installed": installed, "compiled": len(cache.compiled) if cache else None,
+         "from_file": cache.hits if cache else 0}
 saved = g.save()
 g.uninstall()
 plain = classes()

@@ -93,7 +93,12 @@ def test_unsupported_type() -> None:
 def test_every_type_that_talks_to_a_model_has_a_class_and_no_other_does() -> None:
     """The table names a class for each public type and alias (the test types are built above), and
     a type without one fails loudly instead of becoming some other provider."""
-    from kimi_acp.config import ALIAS_PROVIDER_TYPES, PROVIDER_TYPES, PUBLIC_PROVIDER_TYPES, TEST_PROVIDER_TYPES
+    from kimi_acp.config import (
+        ALIAS_PROVIDER_TYPES,
+        PROVIDER_TYPES,
+        PUBLIC_PROVIDER_TYPES,
+        TEST_PROVIDER_TYPES,
+    )
     from kimi_acp.llm import PROVIDER_CLASSES, provider_class
     from kimi_acp.llm.http import HTTPChatProvider
 

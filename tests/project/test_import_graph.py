@@ -18,8 +18,9 @@ and the strings a front end recognises in the tools' messages are vocabulary (`w
 
 Every import counts — top level, inside functions and under TYPE_CHECKING — because a cycle that
 works today only because one side imports lazily is one refactor away from an ImportError, and it
-means two modules that cannot be understood apart. The package root is left out: it is the public
-façade, loaded lazily, and nothing inside the package imports it except for `__version__`.
+means two modules that cannot be understood apart. The package root is the public façade (a front
+end: it loads the Python API lazily), so nothing inside the package imports it; the version is
+`_version.py`, at the bottom.
 """
 
 from __future__ import annotations
@@ -31,13 +32,13 @@ PACKAGE = Path(__file__).resolve().parents[2] / "kimi_acp"
 
 # Top to bottom; each entry is a package or a root module of kimi_acp.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("front ends", ["__main__", "cli", "frontends", "api"]),
+    ("front ends", ["", "__main__", "cli", "frontends", "api"]),  # "": the package root
     ("start-up", ["startup"]),
     ("features", ["root_core", "subagents", "mcp", "skills", "hooks", "plugins", "agent_file", "simple_stream"]),
     ("core", ["core"]),
     ("tools", ["tools", "permissions", "sandbox"]),
     ("OS, models and accounts", ["kaos", "llm", "auth"]),
-    ("vocabulary and helpers", ["wire", "sessions", "config", "config_edit", "errors", "util", "_compat", "front_end"]),
+    ("vocabulary and helpers", ["wire", "sessions", "config", "config_edit", "errors", "util", "_compat", "front_end", "_version"]),
 ]
 FRONT_ENDS = LAYERS[0][1]
 
@@ -62,7 +63,7 @@ def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> set[str
             targets |= submodules if len(submodules) == len(node.names) else {base, *submodules}
         elif isinstance(node, ast.Import):
             targets |= {alias.name for alias in node.names}
-    return {t for t in targets if t in modules and t not in (name, "kimi_acp")}
+    return {t for t in targets if t in modules and t != name}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -107,9 +108,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def _top(module: str) -> str:
+    """The package or root module of kimi_acp a module is in ("" for the package root)."""
+    return module.partition(".")[2].partition(".")[0]
+
+
 def layer_of(module: str) -> tuple[int, str] | None:
     """(rank, name) of the layer holding `module`; rank 0 is the top."""
-    top = module.split(".")[1]
+    top = _top(module)
     for rank, (name, members) in enumerate(LAYERS):
         if top in members:
             return rank, name
@@ -130,7 +136,7 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
 def unit_of(module: str) -> str:
     """The package (or root module) a module belongs to; each front end is a unit of its own."""
     parts = module.split(".")
-    return ".".join(parts[:3] if parts[1] == "frontends" and len(parts) > 2 else parts[:2])
+    return ".".join(parts[:3] if parts[1:2] == ["frontends"] and len(parts) > 2 else parts[:2])
 
 
 def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
@@ -142,7 +148,7 @@ def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 
 def module_graph() -> dict[str, set[str]]:
     modules = module_files()
-    return {name: imported_modules(name, path, modules) for name, path in modules.items() if name != "kimi_acp"}
+    return {name: imported_modules(name, path, modules) for name, path in modules.items()}
 
 
 def front_end_tool_imports(graph: dict[str, set[str]]) -> list[str]:
@@ -150,9 +156,9 @@ def front_end_tool_imports(graph: dict[str, set[str]]) -> list[str]:
     return [
         f"{module} imports {target}"
         for module, targets in sorted(graph.items())
-        if module.split(".")[1] in FRONT_ENDS
+        if _top(module) in FRONT_ENDS
         for target in sorted(targets)
-        if target.split(".")[1] == "tools"
+        if _top(target) == "tools"
     ]
 
 
@@ -187,6 +193,10 @@ def test_packages_do_not_depend_on_each_other_in_a_circle() -> None:
 def test_the_layer_check_finds_an_upward_import() -> None:
     graph = {"kimi_acp.wire.protocol": {"kimi_acp.core.slash"}, "kimi_acp.core.slash": {"kimi_acp.wire.types"}}
     assert upward_imports(graph) == ["kimi_acp.wire.protocol (vocabulary and helpers) imports kimi_acp.core.slash (core)"]
+    # the version read from the package root, as auth/, plugins/ and mcp/ once did
+    assert upward_imports({"kimi_acp.auth.device": {"kimi_acp"}}) == [
+        "kimi_acp.auth.device (OS, models and accounts) imports kimi_acp (front ends)"
+    ]
     assert cycles(package_graph({"kimi_acp.llm.http": {"kimi_acp.auth.source"}, "kimi_acp.auth.x": {"kimi_acp.llm.y"}}))
 
 

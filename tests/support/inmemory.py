@@ -17,9 +17,10 @@ What a process would give for free is emulated, once per server ("one server, on
   `kimi --wire` the test's environment plus `env`; os.environ is that (and the working directory
   `cwd`) while the server runs, and is restored after;
 - the process-wide state a fresh process starts without is reset when a server starts and put
-  back when it stops (`_RESETS`: the scripted model's queues, the secrets registry, the sandbox
-  probe, files registered as sensitive, share dirs checked, refused refresh tokens, the temp
-  dir, the log set-up: each server logs to its own `$KIMI_SHARE_DIR/logs/kimi.log`);
+  back when it stops: the temp dir, and all that kimi_acp registers in `util/process_state.py`
+  (the scripted model's queues, the secrets registry, the sandbox probe, files registered as
+  sensitive, share dirs checked, refused refresh tokens, caches, the log set-up: each server logs
+  to its own `$KIMI_SHARE_DIR/logs/kimi.log`);
 - exit: the end of input (EOF) lets the server shut down as it would; after the grace period
   the SDK's spawner gives a process it is cancelled (terminated); every task it started that
   still runs is then cancelled, as `asyncio.run` does when a process's main coroutine returns;
@@ -37,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import logging
+import importlib
 import os
 import tempfile
 import traceback
@@ -48,6 +49,7 @@ from typing import Any
 
 import acp
 
+from kimi_acp.util import process_state
 from tests.support.acp_client import AgentCalls, EditorClient, Recorder, spawn_acp
 from tests.support.wire_client import DEFAULT_TIMEOUT, WireClientMixin, WireProcess
 
@@ -57,6 +59,9 @@ from tests.support.wire_client import DEFAULT_TIMEOUT, WireClientMixin, WireProc
 SERVERS_ENV = "KIMI_TEST_SERVERS"
 CLIENT_LIMIT = 64 * 1024 * 1024  # what spawn_acp / WireProcess give their stdout readers
 EXIT_TIMEOUT_S = 2.0  # the SDK's spawner: EOF, then 2 s before terminate, 2 s more before kill
+# Imported before a server's state is reset, so what they register is reset with the rest (state a
+# module registers while the server runs is emptied when it stops).
+SERVER_MODULES = ("kimi_acp.startup.logs", "kimi_acp.frontends.acp.server", "kimi_acp.frontends.wire.server")
 
 
 def in_memory() -> bool:
@@ -226,8 +231,9 @@ class ProcessState:
             if cwd is not None:
                 os.chdir(cwd)
             tempfile.tempdir = None  # read again from TMPDIR
-            for reset in _RESETS:
-                self._restore.append(reset())
+            for module in SERVER_MODULES:  # their state is registered before it is reset
+                importlib.import_module(module)
+            self._restore.append(process_state.reset())
         except BaseException:
             self.exit(owner)
             raise
@@ -251,97 +257,6 @@ class ProcessState:
 
 
 _PROCESS_STATE = ProcessState()
-
-
-def _reset_scripted_model() -> Callable[[], None]:
-    """A process plays each session's scripts from the start (llm/echo.py keeps queues per process)."""
-    from kimi_acp.llm import echo
-
-    saved = dict(echo._SESSION_QUEUES)
-    echo._SESSION_QUEUES.clear()
-
-    def restore() -> None:
-        echo._SESSION_QUEUES.clear()
-        echo._SESSION_QUEUES.update(saved)
-
-    return restore
-
-
-def _reset_secrets() -> Callable[[], None]:
-    """A process knows no secret until it reads its config and environment (util/secrets.py)."""
-    from kimi_acp.util import secrets
-
-    saved = set(secrets._known)
-    secrets.clear()
-
-    def restore() -> None:
-        secrets.clear()
-        secrets.register(saved)
-
-    return restore
-
-
-def _reset_sets(module: str, *names: str) -> Callable[[], Callable[[], None]]:
-    """Empty these module-level dicts/sets for the server, and put their contents back after."""
-
-    def reset() -> Callable[[], None]:
-        import importlib
-
-        mod = importlib.import_module(module)
-        saved = {name: getattr(mod, name).copy() for name in names}
-        for name in names:
-            getattr(mod, name).clear()
-
-        def restore() -> None:
-            for name, value in saved.items():
-                getattr(mod, name).clear()
-                getattr(mod, name).update(value)
-
-        return restore
-
-    return reset
-
-
-def _reset_sandbox_probe() -> Callable[[], None]:
-    """The sandbox a process found is cached for its life (sandbox/detect.py): probe again, with
-    this server's environment (`KIMI_SANDBOX_BACKENDS`)."""
-    from kimi_acp.sandbox import detect
-
-    detect.machine.cache_clear()
-    return detect.machine.cache_clear
-
-
-def _reset_logging() -> Callable[[], None]:
-    """Each server process sets up logging once (startup/logs.py) to its own share dir's log:
-    forget the set-up now, remove what the server added when it stops."""
-    root = logging.getLogger()
-    noisy = {name: logging.getLogger(name).level for name in ("httpx", "httpcore", "asyncio")}
-    handlers, level = list(root.handlers), root.level
-    configured = getattr(root, "_kimi_configured", False)
-    root._kimi_configured = False  # type: ignore[attr-defined]
-
-    def restore() -> None:
-        for handler in root.handlers[:]:
-            if handler not in handlers:
-                root.removeHandler(handler)
-                handler.close()
-        root.setLevel(level)
-        for name, value in noisy.items():
-            logging.getLogger(name).setLevel(value)
-        root._kimi_configured = configured  # type: ignore[attr-defined]
-
-    return restore
-
-
-_RESETS: tuple[Callable[[], Callable[[], None]], ...] = (
-    _reset_logging,
-    _reset_scripted_model,
-    _reset_secrets,
-    _reset_sandbox_probe,
-    _reset_sets("kimi_acp.permissions.sensitive", "_extra"),  # a --config-file, registered as sensitive
-    _reset_sets("kimi_acp.util.fs", "_share_dirs"),  # share dirs checked (and the note of it logged)
-    _reset_sets("kimi_acp.auth.source", "_rejected"),  # refresh tokens the service refused
-)
 
 
 # --------------------------------------------------------------------------- the server's tasks

@@ -12,7 +12,7 @@ import shutil
 import sys
 from typing import Any
 
-from ... import __version__
+from ..._version import __version__
 
 PROTOCOL_VERSION = 1
 SUPPORTED_PROTOCOL_VERSIONS = (1,)

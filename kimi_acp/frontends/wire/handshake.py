@@ -13,7 +13,7 @@ def initialize_result(commands: Sequence[Any] | None = None) -> dict[str, Any]:
 
     `commands` is the session's slash command list (`core.slash.commands()`); the built-ins when
     not given (the early answer, sent only when no skill can exist, see `main.py`)."""
-    from ... import __version__
+    from ..._version import __version__
     from ...core.hook_events import HOOK_EVENTS
     from ...core.slash import wire_entries
     from ...core.slash_commands import BUILTIN_COMMANDS

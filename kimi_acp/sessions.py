@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import shutil
@@ -28,7 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import SessionError
 from .util.file_lock import release, wait_lock
-from .util.fs import atomic_write_text, canonical_path, make_dirs_below, open_private, private_dir, private_share_dir
+from .util.fs import atomic_write_text, make_dirs_below, open_private, private_dir, private_share_dir
+# the layout, shared with Wire's early replay (sessions_root, work_dir_key: this module's API too)
+from .util.session_paths import canonical_path, is_valid_session_id, session_dir, sessions_root, work_dir_key  # noqa: F401
 from .util.share_dir import share_dir
 from .wire.types import TodoDisplayItem
 
@@ -74,14 +75,6 @@ class SessionState(_State):
     system_prompt: ClientSystemPrompt | None = None  # kept, so it applies after a reload and in other processes
     work_dir: str | None = None  # lets a session be found by id alone (ACP prompt to a closed session)
     cost: dict[str, float] | None = None  # what its model requests cost so far, per currency (core/usage.py)
-
-
-def sessions_root() -> Path:
-    return share_dir() / "sessions"
-
-
-def work_dir_key(work_dir: str | Path) -> str:
-    return hashlib.md5(str(canonical_path(work_dir)).encode("utf-8")).hexdigest()
 
 
 def new_session_id() -> str:
@@ -213,7 +206,7 @@ def create(work_dir: str | Path, session_id: str | None = None) -> Session:
     work_dir = canonical_path(work_dir)
     session_id = session_id or new_session_id()
     validate_session_id(session_id)
-    directory = sessions_root() / work_dir_key(work_dir) / session_id
+    directory = session_dir(work_dir, session_id)
     private_share_dir()  # made 0700, or closed to other users once
     private_dir(directory)  # sessions/, the work dir's folder and the session's: 0700
     session = Session(session_id, work_dir, directory, SessionState(work_dir=str(work_dir)))
@@ -226,7 +219,7 @@ def find(work_dir: str | Path, session_id: str) -> Session | None:
     work_dir = canonical_path(work_dir)
     if not is_valid_session_id(session_id):
         return None
-    directory = sessions_root() / work_dir_key(work_dir) / session_id
+    directory = session_dir(work_dir, session_id)
     if not directory.is_dir():
         return None
     return Session(session_id, work_dir, directory, _load_state(directory / "state.json"))
@@ -303,15 +296,6 @@ def _listed(found: list[Session]) -> list[Session]:
     shown = [s for s in found if not s.is_empty()]
     shown.sort(key=lambda s: s.updated_at(), reverse=True)
     return shown
-
-
-def is_valid_session_id(session_id: str) -> bool:
-    return (
-        bool(session_id)
-        and len(session_id) <= 128
-        and session_id not in (".", "..")
-        and all(c.isalnum() or c in "-_." for c in session_id)
-    )
 
 
 def validate_session_id(session_id: str) -> None:

@@ -65,7 +65,7 @@ def test_symlinks_are_not_resolved(tmp_path: Path, work_dir: Path) -> None:
     link.symlink_to(work_dir, target_is_directory=True)
     assert sessions.work_dir_key(link) == hashlib.md5(str(link).encode()).hexdigest()
     assert sessions.work_dir_key(link) != sessions.work_dir_key(work_dir)
-    assert fsutil.canonical_path(link) == link
+    assert sessions.canonical_path(link) == link
 
 
 def test_create_lays_out_the_session_directory(share: Path, work_dir: Path) -> None:

@@ -140,7 +140,7 @@ def _vertex_info(provider: Any) -> str:
 
 def print_sessions(work_dir: str, as_json: bool) -> int:
     from .. import sessions
-    from ..util.fs import canonical_path
+    from ..util.session_paths import canonical_path
 
     found = sessions.list_sessions(work_dir)
     rows = [

@@ -423,11 +423,21 @@ class AgentCore:
         self.session.save_state()
 
     async def close(self) -> None:
+        """End the turn (2 s at most), then the session's hooks, files, services and provider. A
+        cancellation of the caller is not swallowed: what needs no waiting is still closed, then
+        it goes on up."""
         self.cancel()
         if self._turn is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self._turn), 2.0)
-            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():  # the caller's, not the turn's own
+                    self.approvals.reject_pending(background=True)
+                    self.usage.save()
+                    self._close_files()
+                    raise
+            except Exception:  # the turn's failure (reported by it) or the 2 s
                 pass
         if self._session_started:  # SessionEnd pairs with the SessionStart of this core's first turn
             self._session_started = False

@@ -25,11 +25,6 @@ from .share_dir import share_dir
 log = logging.getLogger(__name__)
 
 
-def canonical_path(path: str | Path) -> Path:
-    """Absolute and normalized (`.`/`..` removed) without resolving symlinks, as Kimi does."""
-    return Path(os.path.normpath(os.path.abspath(os.path.expanduser(str(path)))))
-
-
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None, make_parents: bool = True) -> None:
     """Write via a temp file in the same directory, fsync, then rename over `path`.
 

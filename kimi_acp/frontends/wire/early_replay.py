@@ -17,15 +17,13 @@ unknown type, a request without an id).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from ...util.share_dir import share_dir
+from ...util.session_paths import is_valid_session_id, session_dir
 from ...wire.protocol import WIRE_PROTOCOL_VERSION
 
 # Envelope types sent as `event` notifications and as `request`s (a subset of wire/types.py's
@@ -46,25 +44,10 @@ MAX_FILE_BYTES = 64 * 1024 * 1024  # larger histories are left to the server (it
 def session_wire_file(options: dict[str, Any]) -> Path | None:
     """The `wire.jsonl` that `kimi --wire --session ID` will open, when that is certain."""
     session_id = options.get("session_id")
-    if not isinstance(session_id, str) or options.get("continue_last") or not _valid_id(session_id):
+    if not isinstance(session_id, str) or options.get("continue_last") or not is_valid_session_id(session_id):
         return None
-    work_dir = canonical_path(options["work_dir"] if options.get("work_dir") else Path.cwd())
-    key = hashlib.md5(str(work_dir).encode("utf-8")).hexdigest()  # sessions.work_dir_key
-    directory = share_dir() / "sessions" / key / session_id
+    directory = session_dir(options["work_dir"] if options.get("work_dir") else Path.cwd(), session_id)
     return directory / "wire.jsonl" if directory.is_dir() else None
-
-
-def canonical_path(path: str | Path) -> Path:  # util.fs.canonical_path, without its imports
-    return Path(os.path.normpath(os.path.abspath(os.path.expanduser(str(path)))))
-
-
-def _valid_id(session_id: str) -> bool:  # sessions.is_valid_session_id, without its imports
-    return (
-        bool(session_id)
-        and len(session_id) <= 128
-        and session_id not in (".", "..")
-        and all(c.isalnum() or c in "-_." for c in session_id)
-    )
 
 
 Hold = Callable[[], AbstractContextManager[Any]]

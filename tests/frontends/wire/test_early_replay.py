@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kimi_acp import sessions
 from kimi_acp.frontends.wire import early_replay
 from kimi_acp.frontends.wire.early_replay import (
     EVENT_NAMES,
@@ -18,7 +19,7 @@ from kimi_acp.frontends.wire.early_replay import (
     replay_output,
     session_wire_file,
 )
-from kimi_acp.util.fs import canonical_path
+from kimi_acp.util.session_paths import canonical_path
 from kimi_acp.wire.types import EVENT_TYPES, LEGACY_TYPE_NAMES, REQUEST_TYPES
 
 META = json.dumps({"type": "metadata", "protocol_version": "1.10"})
@@ -46,9 +47,24 @@ def test_names_are_the_decoders_own():
     assert LEGACY_NAMES == LEGACY_TYPE_NAMES
 
 
-@pytest.mark.parametrize("path", ["/a/b/../c", "~/x/./y", "rel/dir", "/", "/tmp//z/"])
-def test_the_work_dir_is_canonical_as_the_sessions_store_makes_it(path: str):
-    assert early_replay.canonical_path(path) == canonical_path(path)
+@pytest.mark.parametrize("work_dir", ["/a/b/../c", "~/x/./y", "rel/dir", "/", "/tmp//z/", "{tmp}/link/.."])
+def test_it_finds_the_file_the_sessions_store_writes(work_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The early replay and the sessions store share one module for the layout
+    (util/session_paths.py): a session the store creates is the file the replay opens."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")  # `..` of a symlink: not resolved, as Kimi does
+    work_dir = work_dir.format(tmp=tmp_path)
+    session = sessions.create(work_dir)
+    session.wire_file.write_text("")
+    assert session_wire_file({"work_dir": work_dir, "session_id": session.id}) == session.wire_file
+    assert sessions.find(work_dir, session.id).dir == session.wire_file.parent
+
+
+@pytest.mark.parametrize("session_id", ["", ".", "..", "a/b", "../x", "x" * 129, "a b", "a\nb"])
+def test_an_id_the_store_refuses_is_never_looked_up(session_id: str):
+    assert not sessions.is_valid_session_id(session_id)
+    assert session_wire_file({"work_dir": "/tmp", "session_id": session_id}) is None
 
 
 def test_the_computing_part_is_done_holding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -72,7 +88,7 @@ def test_the_computing_part_is_done_holding(tmp_path: Path, monkeypatch: pytest.
 
 def test_early_replay_imports_stay_light():
     """The main thread imports it before the preload starts (only with --session): the standard
-    library's json/hashlib/pathlib and our two tiny modules, nothing that delays `initialize`."""
+    library's json/hashlib/pathlib and our tiny modules, nothing that delays `initialize`."""
     import subprocess
     import sys
 
@@ -80,7 +96,13 @@ def test_early_replay_imports_stay_light():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     loaded = set(json.loads(done.stdout.replace("'", '"')))
-    allowed = {"kimi_acp.frontends.wire.early_replay", "kimi_acp.wire.protocol", "kimi_acp.util.share_dir"}
+    allowed = {
+        "kimi_acp._version",  # with the package root
+        "kimi_acp.frontends.wire.early_replay",
+        "kimi_acp.wire.protocol",
+        "kimi_acp.util.share_dir",
+        "kimi_acp.util.session_paths",
+    }
     packages = {m.rsplit(".", i)[0] for m in allowed for i in range(1, m.count(".") + 1)}  # their (empty) parents
     assert not {m for m in loaded if m.startswith("kimi_acp.")} - allowed - packages
     assert not loaded & {"tempfile", "shutil", "logging", "pydantic", "asyncio"}

@@ -1,0 +1,63 @@
+"""AgentCore (kimi_acp/core/agent_core.py): what constructing and opening a core does, session
+settings it reads, the deferred built-in tools, and closing."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kimi_acp import sessions
+from kimi_acp.kaos.local import LocalKaos
+
+
+def _core(tmp_path: Path, config_text: str, session: Any = None) -> Any:
+    from kimi_acp.config import load_config
+    from kimi_acp.core.agent_core import AgentCore
+
+    loaded = load_config(config_text=config_text)
+    return AgentCore.open(session=session or sessions.create(tmp_path), loaded_config=loaded, kaos=LocalKaos())
+
+
+SETTINGS_CONFIG = (
+    '{"default_model": "a", "default_plan_mode": true, '
+    '"models": {"a": {"provider": "p", "model": "echo", "max_context_size": 1000}}, '
+    '"providers": {"p": {"type": "_echo"}}}'
+)
+
+
+# --------------------------------------------------------------------------- closing
+
+
+async def _slow_to_stop() -> None:
+    """A turn that takes a while to wind down once cancelled (a tool finishing its cleanup)."""
+    try:
+        await asyncio.sleep(10)
+    except asyncio.CancelledError:
+        await asyncio.sleep(1)
+        raise
+
+
+async def test_close_passes_the_callers_cancellation_on(tmp_path: Path) -> None:
+    core = _core(tmp_path, SETTINGS_CONFIG)
+    core._turn = asyncio.create_task(_slow_to_stop())
+    await asyncio.sleep(0)
+    closing = asyncio.create_task(core.close())
+    await asyncio.sleep(0.05)  # close() waits for the turn to end
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    assert closing.cancelled()
+    core._turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await core._turn
+
+
+async def test_close_ends_a_turn_that_is_cancelled_without_raising(tmp_path: Path) -> None:
+    core = _core(tmp_path, SETTINGS_CONFIG)
+    core._turn = asyncio.create_task(asyncio.sleep(10))
+    await asyncio.sleep(0)
+    await core.close()  # the turn's own CancelledError is the end of the turn, not the caller's
+    assert core._turn.cancelled()

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..llm.types import ChatProvider, ChatStream, Message, merge_deltas
-from ..tools.base import ToolContext, tool_error
+from ..tools.base import ToolContext
 from ..wire.types import StatusUpdate, TextPart, ThinkPart, ToolCall, ToolCallPart, ToolResult
 from .context import Context
 from .messages import assistant_message, tool_result_message
 from .stream import MessageStream
-from .toolset import CANCELLED_MESSAGE, ToolOutcome, Toolset
+from .toolset import ToolOutcome, Toolset, cancelled_result
 from .usage import context_figures
 
 TOOL_CANCEL_GRACE_S = 0.8
@@ -154,7 +154,7 @@ async def _record_cut_short(host: StepHost, state: _StepState) -> None:
         if task is not None and task.done() and not task.cancelled() and task.exception() is None:
             results.append(task.result().result)
         else:
-            cancelled = tool_error(CANCELLED_MESSAGE, brief="Cancelled")
+            cancelled = cancelled_result()
             host.stream.send(ToolResult(tool_call_id=call.id, return_value=cancelled))
             results.append(cancelled)
     if state.text or state.think or state.calls:

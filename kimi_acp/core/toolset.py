@@ -49,6 +49,19 @@ REJECTED_MESSAGE = (
     "to proceed."
 )
 CANCELLED_MESSAGE = "The tool call was cancelled by the user before it finished."
+CANCELLED_EXTRA = "cancelled"  # in ToolReturnValue.extras (kept in wire.jsonl): the fact, not the message's words
+
+
+def cancelled_result() -> ToolReturnValue:
+    """What a call the user cancelled before it finished returns (the model reads the message)."""
+    value = tool_error(CANCELLED_MESSAGE, brief="Cancelled")
+    value.extras = {CANCELLED_EXTRA: True}
+    return value
+
+
+def was_cancelled(value: ToolReturnValue) -> bool:
+    """Whether a tool result is a call the user cancelled (`cancelled_result`)."""
+    return value.is_error and value.extras is not None and value.extras.get(CANCELLED_EXTRA) is True
 
 
 @dataclass

@@ -14,13 +14,27 @@ from ..errors import (  # noqa: F401  (the provider part of the tree, imported f
 )
 
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+# The failures retried whatever their status, and how a retry notice names each.
+RETRIED: dict[type[ChatProviderError], str] = {
+    APIConnectionError: "a connection error",
+    APITimeoutError: "a timeout",
+    APIEmptyResponseError: "an empty reply",
+}
 
 
 def is_retryable(error: BaseException) -> bool:
     """Connection errors, timeouts, empty replies and 408/409/429/5xx-overload statuses."""
-    if isinstance(error, (APIConnectionError, APITimeoutError, APIEmptyResponseError)):
+    if isinstance(error, tuple(RETRIED)):
         return True
     return isinstance(error, APIStatusError) and error.status_code in RETRYABLE_STATUS_CODES
+
+
+def retry_cause(error_type: str, status_code: int | None = None) -> str:
+    """What a retried request failed with, in a few words ("a 503", "a connection error"), from a
+    `StepRetry`'s `error_type` (the class name, as the Wire spec has it) and status."""
+    if status_code:
+        return f"a {status_code}"
+    return next((words for error, words in RETRIED.items() if error.__name__ == error_type), "an error")
 
 
 # What the servers say when the request is larger than the model's context window: OpenAI (Chat

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.card_text import is_escapes_note
 from ...core.tool_facts import tool_facts
 from ...core.turn import PlanCleared, ToolStarted
+from ...llm.errors import retry_cause
 from ...util.dispatch import Handlers
 from ...util.visible_text import markdown_text, one_line, shown_data
 from ...wire.serde import WireDecodeError, from_envelope
@@ -628,7 +629,8 @@ class UpdateMapper:
         return update_agent_message_text(text, self._ids.note())
 
     def _retry(self, message: StepRetry) -> Update:
-        title = f"Retrying after {retry_cause(message)} (attempt {message.next_attempt} of {message.max_attempts})"
+        cause = retry_cause(message.error_type, message.status_code)
+        title = f"Retrying after {cause} (attempt {message.next_attempt} of {message.max_attempts})"
         if self.notices:
             return notice("warning", title, f"The model request failed; trying again in {message.wait_s:g} s.")
         self.shown_output = True
@@ -704,18 +706,6 @@ def first_changed_line(block: DiffDisplayBlock) -> int:
     while same < min(len(old), len(new)) and old[same] == new[same]:
         same += 1
     return (block.new_start or 1) + same
-
-
-def retry_cause(message: StepRetry) -> str:
-    """What failed, in a few words: "a 503", "a connection error", "an empty reply"."""
-    if message.status_code:
-        return f"a {message.status_code}"
-    causes = {
-        "APIConnectionError": "a connection error",
-        "APITimeoutError": "a timeout",
-        "APIEmptyResponseError": "an empty reply",
-    }
-    return causes.get(message.error_type, "an error")
 
 
 def plan_text(message: PlanDisplay) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...core.toolset import CANCELLED_MESSAGE
+from ...core.toolset import was_cancelled
 from ...simple_stream import JSONRPC_VERSION, SimpleStream, event_to_rpc
 from ...util.dispatch import Handlers
 from ...wire.serde import WireDecodeError, from_envelope
@@ -69,7 +69,7 @@ class PageView:
         return [notification("ToolDisplay", {
             "tool_call_id": message.tool_call_id,
             "is_error": value.is_error,
-            "cancelled": value.is_error and value.message == CANCELLED_MESSAGE,
+            "cancelled": was_cancelled(value),
             "message": value.message,
             "display": page_display(value.display),
         })]  # fmt: skip

@@ -30,7 +30,7 @@ from ...config import LoadedConfig
 from ...core.agent_core import INTERNAL_SIGNALS, AgentCore, FromUser, ModeChanged, TitleChanged
 from ...core.errors import NoTurnInProgress
 from ...core.session_controls import SettingError, rename_stored
-from ...core.toolset import CANCELLED_MESSAGE
+from ...core.toolset import was_cancelled
 from ...core.turn import ModelChanged
 from ...errors import SessionError
 from ...front_end import FrontEnd
@@ -186,7 +186,7 @@ class Driver:
     def _settle_output(self, result: ToolResult) -> None:
         """Finished: the result has the output. Cancelled: what it printed is kept for a reload."""
         self._send_output()
-        if result.return_value.message != CANCELLED_MESSAGE:
+        if not was_cancelled(result.return_value):
             self.output.pop(result.tool_call_id, None)
             return
         self.kept.append(result.tool_call_id)

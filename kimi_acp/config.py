@@ -42,7 +42,6 @@ PUBLIC_PROVIDER_TYPES = ("kimi", "openai_legacy", "openai_responses", "anthropic
 ALIAS_PROVIDER_TYPES = ("google_genai",)
 TEST_PROVIDER_TYPES = ("_echo", "_scripted_echo")
 PROVIDER_TYPES = PUBLIC_PROVIDER_TYPES + ALIAS_PROVIDER_TYPES + TEST_PROVIDER_TYPES
-SUPPORTED_PROVIDER_TYPES = PROVIDER_TYPES
 ECHO_PROVIDER_TYPES = TEST_PROVIDER_TYPES
 # Kimi Code CLI's other types: a shared config.toml may hold them, so they load; a prompt to such a
 # model fails with a provider error. Any other type is a typo and fails at load.

@@ -16,7 +16,6 @@ the same plans live and when the session is loaded again.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import secrets
 import uuid
@@ -148,9 +147,3 @@ def plan_in_extras(extras: dict[str, object] | None) -> tuple[str, str] | None:
     return (path, content) if isinstance(path, str) and path and isinstance(content, str) else None
 
 
-def is_plan_file(session: Session, path: Path) -> bool:
-    """Whether `path` (absolute) is the session's current plan file, symlinks followed on both sides."""
-    plan = current_plan_path(session)
-    if plan is None:
-        return False
-    return os.path.realpath(path) == os.path.realpath(plan)

@@ -25,10 +25,6 @@ class TurnLock:
         self.path = session_dir / LOCK_FILE
         self._fd: int | None = None
 
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
     def acquire(self) -> None:
         """Take the lock for a turn, or raise `SessionBusy` at once (`SessionDeleted`: the folder
         is gone, and is not re-created: a deleted session stays deleted)."""

@@ -16,7 +16,6 @@ and the whole directory when it holds more files than the file-count cap. Everyt
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -104,11 +103,6 @@ class Snapshot:
 
 def git_path() -> str | None:
     return shutil.which("git")
-
-
-def git_blob_id(data: bytes) -> str:
-    """The id git gives `data` as a blob: how a file's content is compared with a snapshot's."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 class ShadowStore:

@@ -86,10 +86,6 @@ def release(pgid: int) -> None:
     _live.discard(pgid)
 
 
-def live_groups() -> frozenset[int]:
-    return frozenset(_live)
-
-
 def kill_all() -> None:
     """At interpreter exit: no server outlives us. SIGTERM, up to 0.3 s, then SIGKILL."""
     groups = [g for g in _live if signal_group(g, signal.SIGTERM)]

@@ -82,6 +82,3 @@ def attach(core: AgentCore, resolved: ResolvedServers) -> McpService | None:
     core.services.append(service)
     return service
 
-
-def service_of(core: AgentCore) -> McpService | None:
-    return next((s for s in core.services if isinstance(s, McpService)), None)

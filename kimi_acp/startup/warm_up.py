@@ -45,12 +45,6 @@ def core_warm_ups() -> list[Callable[[], Any]]:
     return [tools, models, undo]
 
 
-def warm_up_core() -> None:
-    """All of `core_warm_ups` at once."""
-    for step in core_warm_ups():
-        step()
-
-
 def _provider_module(resolved: Any) -> str | None:
     """The provider module of a model that talks HTTP (every type but the test ones)."""
     from ..llm import provider_module

@@ -19,7 +19,6 @@ import os
 import sys
 
 PR_SET_DUMPABLE = 4  # <linux/prctl.h>
-PR_GET_DUMPABLE = 3
 
 _done = False
 
@@ -47,11 +46,3 @@ def keep_process_private() -> None:
             exc,
         )
 
-
-def is_private() -> bool | None:
-    """Whether this process is not dumpable (None where that cannot be asked: not Linux)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True).prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0

@@ -20,7 +20,6 @@ from typing import Any, TextIO
 from ..util.fs import ends_with_newline, iter_json_objects, open_private
 from .serde import WireDecodeError, from_envelope, to_envelope
 from .types import (
-    WIRE_PROTOCOL_LEGACY_VERSION,
     WIRE_PROTOCOL_VERSION,
     FunctionBody,
     TextPart,
@@ -169,19 +168,6 @@ class WireRecorder:
 class WireRecord:
     timestamp: float
     message: WireMessage
-
-
-def read_protocol_version(path: Path) -> str:
-    """The file's protocol version (files without a metadata line are 1.1)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            first = f.readline()
-        data = json.loads(first)
-        if isinstance(data, dict) and data.get("type") == "metadata":
-            return str(data.get("protocol_version") or WIRE_PROTOCOL_LEGACY_VERSION)
-    except (OSError, ValueError):
-        pass
-    return WIRE_PROTOCOL_LEGACY_VERSION
 
 
 def read_wire_file(path: Path) -> Iterator[WireRecord]:

@@ -13,7 +13,6 @@ from .types import (
     LEGACY_TYPE_NAMES,
     REQUEST_TYPES,
     ContentPart,
-    Request,
     ToolCall,
     ToolCallPart,
     WireMessage,
@@ -38,10 +37,6 @@ def type_name(message: Any) -> str:
     if not name:
         raise TypeError(f"not a Wire message: {type(message).__name__}")
     return name
-
-
-def is_request(message: Any) -> bool:
-    return isinstance(message, Request)
 
 
 def to_envelope(message: WireMessage) -> dict[str, Any]:

@@ -94,14 +94,6 @@ def test_a_crafted_slug_cannot_point_outside_the_plans_folder(session: sessions.
     assert plan_file.plan_file_path(session).parent == plan_file.plans_dir()  # a fresh, safe name instead
 
 
-def test_plan_file_identity_follows_symlinks(session: sessions.Session, tmp_path: Path) -> None:
-    path = plan_file.plan_file_path(session)
-    link = tmp_path / "link.md"
-    link.symlink_to(path)
-    assert plan_file.is_plan_file(session, link) and plan_file.is_plan_file(session, path)
-    assert not plan_file.is_plan_file(session, tmp_path / "other.md")
-
-
 # --------------------------------------------------------------------------- the write gate
 
 

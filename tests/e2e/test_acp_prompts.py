@@ -25,7 +25,12 @@ async def test_text_streams_with_title_and_usage(share, project):
         updates = agent.recorder.updates(session.session_id)
         assert texts(updates) == "Hello, IDE"
         assert texts(updates, "agent_thought_chunk") == "pondering"
-        assert [u["text"] for u in []] == []
+        streamed = [(u["sessionUpdate"], u["content"]["text"]) for u in updates if u["sessionUpdate"].endswith("_chunk")]
+        assert streamed == [  # chunk by chunk as the model sent them, the thought first
+            ("agent_thought_chunk", "pondering"),
+            ("agent_message_chunk", "Hello"),
+            ("agent_message_chunk", ", IDE"),
+        ]
         assert [(u["used"], u["size"]) for u in of_kind(updates, "usage_update")] == [(40, 100000)]
         info = of_kind(updates, "session_info_update")
         assert info and info[0]["title"] == "Say hello" and info[0]["updatedAt"]

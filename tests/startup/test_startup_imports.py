@@ -10,9 +10,10 @@ PROBE = """
 import sys
 from kimi_acp.frontends.acp import server
 from kimi_acp.tools import builtin_tools
-from kimi_acp.startup.warm_up import warm_up_core
+from kimi_acp.startup.warm_up import core_warm_ups
 builtin_tools()
-warm_up_core()  # the tool schemas too
+for step in core_warm_ups():  # the tool schemas too
+    step()
 print(sorted(m for m in sys.modules if m == "httpx" or m.startswith(("httpx.", "httpcore"))))
 """
 

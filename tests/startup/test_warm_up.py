@@ -78,5 +78,6 @@ def test_the_http_warm_up_loads_the_provider_module(monkeypatch: pytest.MonkeyPa
 def test_the_core_steps_build_every_tool_schema():
     from kimi_acp.tools import base, builtin_tools
 
-    warm_up.warm_up_core()
+    for step in warm_up.core_warm_ups():
+        step()
     assert {type(t) for t in builtin_tools()} <= set(base._SPECS)

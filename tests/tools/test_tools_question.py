@@ -277,11 +277,11 @@ def test_permission_prompt_offers_the_options_the_other_label_and_skip() -> None
         {"optionId": "option_4", "name": "Revise", "kind": "reject_once"},  # its words cannot come with it: not an acceptance
         {"optionId": "skip", "name": "Skip", "kind": "reject_once"},
     ]
-    call = acp_questions.permission_tool_call("t1", question)
+    call = acp_questions.question_card("t1", question)
     assert call["toolCallId"] == "t1" and call["title"] == "Approve?: Plan text"
     text = call["content"][0]["content"]["text"]
     assert text.startswith("## Plan text\n\nstep one") and "**Approve**: go" in text and "**Revise**: change it" in text
-    plain = acp_questions.permission_tool_call("t2", QuestionItem(question="Which?", options=[QuestionOption(label="A")]))
+    plain = acp_questions.question_card("t2", QuestionItem(question="Which?", options=[QuestionOption(label="A")]))
     assert plain == {"toolCallId": "t2", "title": "Which?"}
     assert acp_questions.fits_permission(request_of(LANGUAGE)) and not acp_questions.fits_permission(request_of(CHECKS))
     assert not acp_questions.fits_permission(request_of(LANGUAGE, {**LANGUAGE, "question": "Two?"}))

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kimi_acp.wire.serde import WireDecodeError, from_envelope, is_request, to_envelope, type_name
+from kimi_acp.wire.serde import WireDecodeError, from_envelope, to_envelope, type_name
 from kimi_acp.wire.types import (
     EVENT_TYPES,
     REQUEST_TYPES,
@@ -35,6 +35,7 @@ from kimi_acp.wire.types import (
     QuestionItem,
     QuestionOption,
     QuestionRequest,
+    Request,
     ShellDisplayBlock,
     StatusUpdate,
     SteerInput,
@@ -142,7 +143,7 @@ def test_every_message_type_round_trips(kind: str) -> None:
     decoded = round_trip(message)
     assert type(decoded) is type(message)
     assert decoded == message
-    assert is_request(decoded) == (kind in REQUEST_TYPES)
+    assert isinstance(decoded, Request) == (kind in REQUEST_TYPES)
 
 
 @pytest.mark.parametrize(

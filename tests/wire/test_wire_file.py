@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kimi_acp.wire.file import WireRecorder, read_protocol_version, read_wire_file
+from kimi_acp.wire.file import WireRecorder, read_wire_file
 from kimi_acp.wire.types import (
     FunctionBody,
     StatusUpdate,
@@ -236,27 +236,7 @@ def test_read_tolerates_a_torn_multibyte_character_and_a_missing_file(tmp_path: 
     assert list(read_wire_file(tmp_path / "missing.jsonl")) == []
 
 
-def test_read_protocol_version(tmp_path: Path) -> None:
-    with_meta = tmp_path / "a.jsonl"
-    with_meta.write_text(json.dumps({"type": "metadata", "protocol_version": "1.7"}) + "\n", encoding="utf-8")
-    assert read_protocol_version(with_meta) == "1.7"
-
-    recorded = tmp_path / "b.jsonl"
-    recorder = WireRecorder(recorded)
-    recorder.record(TurnEnd())
-    recorder.close()
-    assert read_protocol_version(recorded) == "1.10"
-
+def test_a_legacy_file_without_metadata_still_reads(tmp_path: Path) -> None:
     legacy = tmp_path / "c.jsonl"
     legacy.write_text(json.dumps({"timestamp": 1.0, "message": {"type": "TurnEnd", "payload": {}}}) + "\n")
-    assert read_protocol_version(legacy) == "1.1"
-    # the legacy file still reads
     assert [r.message for r in read_wire_file(legacy)] == [TurnEnd()]
-
-    empty = tmp_path / "d.jsonl"
-    empty.write_text("")
-    assert read_protocol_version(empty) == "1.1"
-    assert read_protocol_version(tmp_path / "missing.jsonl") == "1.1"
-    garbage = tmp_path / "e.jsonl"
-    garbage.write_text("{not json\n")
-    assert read_protocol_version(garbage) == "1.1"

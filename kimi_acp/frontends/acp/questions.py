@@ -178,7 +178,7 @@ def permission_options(question: QuestionItem) -> list[dict[str, Any]]:
     return [*options, SKIP_OPTION]
 
 
-def permission_tool_call(tool_call_id: str, question: QuestionItem) -> dict[str, Any]:
+def question_card(tool_call_id: str, question: QuestionItem) -> dict[str, Any]:
     """The card the user is asked about: titled with the question (and the first line of the text
     shown with it, e.g. the plan's heading), that text and the options explained inside. A client
     that shows only the permission request (Zed's panel) still shows what is asked about."""
@@ -208,7 +208,7 @@ async def _ask_permission(
 ) -> Answers:
     response = await connection.request_permission(
         session_id=session_id,
-        tool_call=ToolCallUpdate.model_validate(permission_tool_call(tool_call_id, question)),
+        tool_call=ToolCallUpdate.model_validate(question_card(tool_call_id, question)),
         options=[PermissionOption.model_validate(o) for o in permission_options(question)],
     )
     outcome = response.outcome

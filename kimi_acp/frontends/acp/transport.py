@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter, deque
+from collections import Counter
 from typing import Any
 
 from ...startup.stdio import StdoutWriter
@@ -65,7 +65,6 @@ class StdioTransport:
     def __init__(self, reader: Any, writer: StdoutWriter) -> None:
         self._reader = reader
         self._writer = writer
-        self._pushed_back: deque[dict[str, Any]] = deque()
         self._closed = False
         self._open_requests: Counter[Any] = Counter()  # id -> requests with that id not yet answered
         self._all_answered = asyncio.Event()
@@ -75,8 +74,6 @@ class StdioTransport:
 
     async def receive(self) -> dict[str, Any] | None:
         """The next well-formed message, or None at end of input."""
-        if self._pushed_back:
-            return self._admit(self._pushed_back.popleft())
         while not self._closed:
             try:
                 line = await self._reader.readline()
@@ -167,10 +164,6 @@ class StdioTransport:
             error = rpc.JsonRpcError(rpc.INTERNAL_ERROR, "Internal error: the answer could not be encoded")
             data = rpc.dumps(rpc.error_message(message["id"], error))
         self._writer.write(data)
-
-    def push_back(self, message: dict[str, Any]) -> None:
-        """Return a message read early so `receive` hands it out first."""
-        self._pushed_back.append(message)
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.write(rpc.notification_message(method, params))

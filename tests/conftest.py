@@ -88,8 +88,16 @@ def work_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def share_dir() -> Path:
+    """This test's own `$KIMI_SHARE_DIR`: what the code under test in this process reads (the root
+    conftest gives each test a fresh one)."""
+    return Path(os.environ["KIMI_SHARE_DIR"])
+
+
+@pytest.fixture
 def share(tmp_path: Path) -> Path:
-    """A fresh share dir for a spawned `kimi acp` (passed in its env, see `acp_fixtures.acp_env`)."""
+    """A fresh share dir for a server the test starts (passed in its env, see `acp_fixtures.acp_env`),
+    never the test process's own (`share_dir`)."""
     directory = tmp_path / "share"
     directory.mkdir()
     return directory

@@ -16,11 +16,6 @@ from kimi_acp.util import fs as fsutil
 
 
 @pytest.fixture
-def share() -> Path:
-    return Path(os.environ["KIMI_SHARE_DIR"])
-
-
-@pytest.fixture
 def work_dir(tmp_path: Path) -> Path:
     directory = tmp_path / "project"
     directory.mkdir()
@@ -68,10 +63,10 @@ def test_symlinks_are_not_resolved(tmp_path: Path, work_dir: Path) -> None:
     assert sessions.canonical_path(link) == link
 
 
-def test_create_lays_out_the_session_directory(share: Path, work_dir: Path) -> None:
+def test_create_lays_out_the_session_directory(share_dir: Path, work_dir: Path) -> None:
     session = sessions.create(work_dir)
     assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", session.id)
-    assert session.dir == share / "sessions" / sessions.work_dir_key(work_dir) / session.id
+    assert session.dir == share_dir / "sessions" / sessions.work_dir_key(work_dir) / session.id
     assert session.dir.is_dir()
     assert (session.context_file, session.wire_file, session.state_file) == (
         session.dir / "context.jsonl", session.dir / "wire.jsonl", session.dir / "state.json",
@@ -80,7 +75,7 @@ def test_create_lays_out_the_session_directory(share: Path, work_dir: Path) -> N
     assert state["version"] == 1 and state["work_dir"] == str(work_dir)
     assert state["approval"] == {"yolo": False, "afk": False, "auto_approve_actions": []}
     assert session.work_dir == work_dir
-    metadata = json.loads((share / "kimi.json").read_text())
+    metadata = json.loads((share_dir / "kimi.json").read_text())
     assert metadata == {"work_dirs": [{"path": str(work_dir), "kaos": "local", "last_session_id": None}]}
 
 
@@ -93,7 +88,7 @@ def test_create_with_a_given_id_and_invalid_ids(work_dir: Path) -> None:
         assert not sessions.is_valid_session_id(bad)
 
 
-def test_find_and_find_by_id(share: Path, work_dir: Path, tmp_path: Path) -> None:
+def test_find_and_find_by_id(share_dir: Path, work_dir: Path, tmp_path: Path) -> None:
     session = sessions.create(work_dir)
     session.state.custom_title = "Found me"
     session.save_state()
@@ -146,7 +141,7 @@ def test_list_of_an_unknown_work_dir_is_empty(tmp_path: Path) -> None:
     assert sessions.list_sessions(tmp_path / "never-used") == []
 
 
-def test_list_ignores_stray_entries(share: Path, work_dir: Path) -> None:
+def test_list_ignores_stray_entries(share_dir: Path, work_dir: Path) -> None:
     session = sessions.create(work_dir)
     write_wire(session, turn_begin("q"))
     base = session.dir.parent
@@ -206,10 +201,10 @@ def test_iso_time_has_an_offset() -> None:
 # --------------------------------------------------------------------------- kimi.json
 
 
-def test_last_session_id_get_set_and_unknown_keys_preserved(share: Path, work_dir: Path, tmp_path: Path) -> None:
+def test_last_session_id_get_set_and_unknown_keys_preserved(share_dir: Path, work_dir: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    (share / "kimi.json").write_text(
+    (share_dir / "kimi.json").write_text(
         json.dumps(
             {
                 "work_dirs": [
@@ -226,16 +221,16 @@ def test_last_session_id_get_set_and_unknown_keys_preserved(share: Path, work_di
     assert sessions.last_session_id(work_dir) == "s-1"
     sessions.set_last_session_id(str(work_dir) + "/./", "s-2")  # canonicalized
     assert sessions.last_session_id(work_dir) == "s-2"
-    data = json.loads((share / "kimi.json").read_text())
+    data = json.loads((share_dir / "kimi.json").read_text())
     assert data["telemetry_id"] == "abc"
     assert data["work_dirs"][0] == {"path": str(other), "kaos": "local", "last_session_id": "o-1", "future_field": [1]}
     assert data["work_dirs"][1] == {"path": str(work_dir), "kaos": "ssh", "last_session_id": "remote"}
     assert data["work_dirs"][2] == {"path": str(work_dir), "kaos": "local", "last_session_id": "s-2"}
-    assert not [p for p in share.iterdir() if p.name.endswith(".tmp")]
+    assert not [p for p in share_dir.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_corrupt_kimi_json_reads_as_empty(share: Path, work_dir: Path) -> None:
-    (share / "kimi.json").write_bytes(b"\xff{not json")
+def test_corrupt_kimi_json_reads_as_empty(share_dir: Path, work_dir: Path) -> None:
+    (share_dir / "kimi.json").write_bytes(b"\xff{not json")
     assert sessions.last_session_id(work_dir) is None
     sessions.set_last_session_id(work_dir, "s-1")
     assert sessions.last_session_id(work_dir) == "s-1"
@@ -278,11 +273,11 @@ def test_select_both_flags_is_an_error(work_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("bad", ["../x", "..", "a/b", "../../etc/passwd", "x y", "-" * 200])
-def test_select_invalid_ids(share: Path, work_dir: Path, bad: str) -> None:
+def test_select_invalid_ids(share_dir: Path, work_dir: Path, bad: str) -> None:
     with pytest.raises(SessionSelectionError) as info:
         sessions.select(work_dir, bad)
     assert "invalid session id" in str(info.value) and "\n" not in str(info.value)
-    root = share / "sessions"
+    root = share_dir / "sessions"
     assert not root.exists() or not any(root.rglob("*"))  # nothing created anywhere
     assert not (work_dir.parent / "x").exists()
 
@@ -364,7 +359,7 @@ def test_unknown_state_keys_are_preserved_on_rewrite(work_dir: Path) -> None:
     assert data["work_dir"] == str(work_dir)
 
 
-def test_concurrent_processes_creating_sessions_keep_every_work_dir_in_kimi_json(share: Path, tmp_path: Path) -> None:
+def test_concurrent_processes_creating_sessions_keep_every_work_dir_in_kimi_json(share_dir: Path, tmp_path: Path) -> None:
     """Six processes create sessions at the same moment, each in work dirs of its own: every
     read-modify-write of kimi.json holds `kimi.json.lock`, so no work dir (or last session) is lost."""
     import subprocess
@@ -392,6 +387,6 @@ def test_concurrent_processes_creating_sessions_keep_every_work_dir_in_kimi_json
     for proc in procs:
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
-    entries = json.loads((share / "kimi.json").read_text())["work_dirs"]
+    entries = json.loads((share_dir / "kimi.json").read_text())["work_dirs"]
     assert sorted(Path(e["path"]).name for e in entries) == sorted(f"w{i}-{n}" for i in range(6) for n in range(12))
     assert all(e["last_session_id"] for e in entries)

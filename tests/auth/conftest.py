@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,11 +9,6 @@ import pytest
 
 from tests.fakes.oauth_server import FakeOAuthServer, credentials_json
 from tests.fakes.openai_server import FakeLLMServer
-
-
-@pytest.fixture
-def share() -> Path:
-    return Path(os.environ["KIMI_SHARE_DIR"])  # the per-test share dir of the root conftest
 
 
 @pytest.fixture
@@ -31,9 +25,9 @@ def llm() -> Iterator[FakeLLMServer]:
         yield server
 
 
-def write_credentials(share: Path, access: str, refresh: str, **kwargs: float) -> Path:
+def write_credentials(share_dir: Path, access: str, refresh: str, **kwargs: float) -> Path:
     """`credentials/kimi-code.json` as Kimi Code CLI's login leaves it."""
-    path = share / "credentials" / "kimi-code.json"
+    path = share_dir / "credentials" / "kimi-code.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(credentials_json(access, refresh, **kwargs))
     path.chmod(0o600)

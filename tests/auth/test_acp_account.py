@@ -23,41 +23,41 @@ ACCESS = "at-acp-reference-1a2b3c4d5e"
 REFRESH = "rt-acp-reference-6f7a8b9c0d"
 
 
-def env(share: Path, oauth: FakeOAuthServer) -> dict[str, str]:
-    return {"KIMI_SHARE_DIR": str(share), "PATH": os.environ.get("PATH", ""), "KIMI_CODE_OAUTH_HOST": oauth.url, "KIMI_LOG_LEVEL": "DEBUG"}
+def env(share_dir: Path, oauth: FakeOAuthServer) -> dict[str, str]:
+    return {"KIMI_SHARE_DIR": str(share_dir), "PATH": os.environ.get("PATH", ""), "KIMI_CODE_OAUTH_HOST": oauth.url, "KIMI_LOG_LEVEL": "DEBUG"}
 
 
-def write_account_config(share: Path, llm: FakeLLMServer) -> Path:
-    path = share / "config.toml"
+def write_account_config(share_dir: Path, llm: FakeLLMServer) -> Path:
+    path = share_dir / "config.toml"
     config = account_config(llm.base_url)
     config["session"] = {"generate_titles": False}  # these tests count the model requests
     path.write_text(tomlkit.dumps(config))
     return path
 
 
-def assert_no_token_in_files(share: Path, *secrets: str) -> None:
-    for path in share.rglob("*"):
+def assert_no_token_in_files(share_dir: Path, *secrets: str) -> None:
+    for path in share_dir.rglob("*"):
         if path.is_file() and "credentials" not in path.parts:
             text = path.read_text(errors="replace")
             for secret in secrets:
                 assert secret not in text, path
 
 
-async def test_initialize_advertises_logout_and_the_account_login(share: Path, oauth: FakeOAuthServer) -> None:
-    async with serve_acp(env(share, oauth)) as agent:
+async def test_initialize_advertises_logout_and_the_account_login(share_dir: Path, oauth: FakeOAuthServer) -> None:
+    async with serve_acp(env(share_dir, oauth)) as agent:
         init = await agent.initialize()
         assert init.agent_capabilities.auth.logout is not None
         login = next(m for m in init.auth_methods if m.id == "login")
         assert "Kimi account" in login.name
 
 
-async def test_reference_login_is_used_and_logout_removes_it(tmp_path: Path, share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
-    config = write_account_config(share, llm)
-    credentials = write_credentials(share, ACCESS, REFRESH)
+async def test_reference_login_is_used_and_logout_removes_it(tmp_path: Path, share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+    config = write_account_config(share_dir, llm)
+    credentials = write_credentials(share_dir, ACCESS, REFRESH)
     project = tmp_path / "project"
     project.mkdir()
     llm.enqueue(text_reply("from kimi"))
-    async with serve_acp(env(share, oauth)) as agent:
+    async with serve_acp(env(share_dir, oauth)) as agent:
         await agent.initialize()
         assert await agent.conn.authenticate(method_id="login") is not None
         session = await agent.new_session(project)
@@ -81,14 +81,14 @@ async def test_reference_login_is_used_and_logout_removes_it(tmp_path: Path, sha
         assert info.value.code == -32000
         assert await agent.conn._conn.send_request("logout", {}) == {}  # twice: still fine
     assert len(llm.requests) == 1
-    assert_no_token_in_files(share, ACCESS, REFRESH)
+    assert_no_token_in_files(share_dir, ACCESS, REFRESH)
 
 
-async def test_no_login_is_auth_required_until_the_token_exists(tmp_path: Path, share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
-    write_account_config(share, llm)
+async def test_no_login_is_auth_required_until_the_token_exists(tmp_path: Path, share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+    write_account_config(share_dir, llm)
     project = tmp_path / "project"
     project.mkdir()
-    async with serve_acp(env(share, oauth)) as agent:
+    async with serve_acp(env(share_dir, oauth)) as agent:
         await agent.initialize()
         for call in (lambda: agent.new_session(project), lambda: agent.conn.authenticate(method_id="login")):
             with pytest.raises(RequestError) as info:
@@ -96,17 +96,17 @@ async def test_no_login_is_auth_required_until_the_token_exists(tmp_path: Path, 
             assert info.value.code == -32000
             assert "not signed in" in str(info.value) and "kimi login" in str(info.value)
             assert [m["id"] for m in info.value.data["authMethods"]][0] == "login"
-        write_credentials(share, ACCESS, REFRESH)  # what `kimi login` in the IDE's terminal leaves
+        write_credentials(share_dir, ACCESS, REFRESH)  # what `kimi login` in the IDE's terminal leaves
         assert await agent.conn.authenticate(method_id="login") is not None
         await agent.new_session(project)
 
 
-async def test_revoked_refresh_token_mid_session_is_auth_required(tmp_path: Path, share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
-    write_account_config(share, llm)
-    write_credentials(share, ACCESS, REFRESH, expires_at=time.time() - 30)  # expired; the server never issued REFRESH
+async def test_revoked_refresh_token_mid_session_is_auth_required(tmp_path: Path, share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+    write_account_config(share_dir, llm)
+    write_credentials(share_dir, ACCESS, REFRESH, expires_at=time.time() - 30)  # expired; the server never issued REFRESH
     project = tmp_path / "project"
     project.mkdir()
-    async with serve_acp(env(share, oauth)) as agent:
+    async with serve_acp(env(share_dir, oauth)) as agent:
         await agent.initialize()
         session = await agent.new_session(project)  # an expired token with a refresh token passes the gate
         for _ in range(2):

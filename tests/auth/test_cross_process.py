@@ -27,9 +27,9 @@ print(source.access_token())
 """
 
 
-def test_concurrent_refreshes_spend_the_token_once(tmp_path: Path, share: Path, oauth: FakeOAuthServer) -> None:
+def test_concurrent_refreshes_spend_the_token_once(tmp_path: Path, share_dir: Path, oauth: FakeOAuthServer) -> None:
     refresh = oauth.add_refresh_token()
-    write_credentials(share, "at-old-expired-123", refresh, expires_at=time.time() - 1)
+    write_credentials(share_dir, "at-old-expired-123", refresh, expires_at=time.time() - 1)
     oauth.refresh_delay = 0.4  # every process is inside ensure_fresh while the first refresh is under way
     go = tmp_path / "go"
     env = {**os.environ, "KIMI_CODE_OAUTH_HOST": oauth.url}

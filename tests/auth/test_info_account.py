@@ -22,16 +22,16 @@ def info(config: Path, capsys: pytest.CaptureFixture[str], *, as_json: bool = Fa
     return out
 
 
-def test_info_shows_the_login_state(tmp_path: Path, share: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_info_shows_the_login_state(tmp_path: Path, share_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "config.json"
     config.write_text(json.dumps(account_config("https://api.example/v1")))
 
     assert "not signed in (run `kimi login`)" in info(config, capsys)
 
-    write_credentials(share, ACCESS, REFRESH, expires_at=time.time() + 3600)
+    write_credentials(share_dir, ACCESS, REFRESH, expires_at=time.time() + 3600)
     assert "signed in with Kimi account (expires " in info(config, capsys)
     data = json.loads(info(config, capsys, as_json=True))
     assert data["providers"]["managed:kimi-code"]["login"].startswith("signed in with Kimi account")
 
-    write_credentials(share, ACCESS, "", expires_at=time.time() - 60)
+    write_credentials(share_dir, ACCESS, "", expires_at=time.time() - 60)
     assert "sign-in expired" in info(config, capsys)

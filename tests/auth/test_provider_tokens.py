@@ -39,12 +39,12 @@ async def run(provider) -> str:  # type: ignore[no-untyped-def]
     return "".join(getattr(p, "text", "") for p in parts)
 
 
-def stored(share: Path) -> dict:
-    return json.loads((share / "credentials" / "kimi-code.json").read_text())
+def stored(share_dir: Path) -> dict:
+    return json.loads((share_dir / "credentials" / "kimi-code.json").read_text())
 
 
-async def test_reference_credentials_file_is_used_as_is(share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
-    path = write_credentials(share, ACCESS, REFRESH)
+async def test_reference_credentials_file_is_used_as_is(share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+    path = write_credentials(share_dir, ACCESS, REFRESH)
     before = path.read_bytes()
     llm.enqueue(text_reply("hello"))
 
@@ -58,14 +58,14 @@ async def test_reference_credentials_file_is_used_as_is(share: Path, oauth: Fake
         assert headers[name]
     assert oauth.requests == []  # a fresh token: no refresh
     assert path.read_bytes() == before
-    device_id = share / "device_id"
+    device_id = share_dir / "device_id"
     assert stat.S_IMODE(device_id.stat().st_mode) == 0o600
     assert device_id.read_text() == headers["x-msh-device-id"]
 
 
-async def test_expired_token_is_refreshed_and_saved(share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+async def test_expired_token_is_refreshed_and_saved(share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
     refresh = oauth.add_refresh_token(REFRESH)
-    write_credentials(share, ACCESS, refresh, expires_at=time.time() - 60)
+    write_credentials(share_dir, ACCESS, refresh, expires_at=time.time() - 60)
     llm.enqueue(text_reply("ok"))
 
     assert await run(provider_for(llm.base_url)) == "ok"
@@ -73,7 +73,7 @@ async def test_expired_token_is_refreshed_and_saved(share: Path, oauth: FakeOAut
     assert oauth.refresh_calls == [(REFRESH, "ok")]
     new_access = oauth.issued_access[-1]
     assert llm.requests[0].headers["authorization"] == f"Bearer {new_access}"
-    saved = stored(share)
+    saved = stored(share_dir)
     assert saved["access_token"] == new_access
     assert saved["refresh_token"] != REFRESH  # rotated
     assert saved["expires_at"] > time.time() + 800
@@ -85,9 +85,9 @@ async def test_expired_token_is_refreshed_and_saved(share: Path, oauth: FakeOAut
     assert oauth.requests[0].form["client_id"] == "17e5f671-d194-4dfb-9706-5516cb48c098"
 
 
-async def test_token_near_expiry_is_refreshed_before_the_request(share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+async def test_token_near_expiry_is_refreshed_before_the_request(share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
     oauth.add_refresh_token(REFRESH)
-    write_credentials(share, ACCESS, REFRESH, expires_in=900, expires_at=time.time() + 200)  # under 450 s left
+    write_credentials(share_dir, ACCESS, REFRESH, expires_in=900, expires_at=time.time() + 200)  # under 450 s left
     llm.enqueue(text_reply("ok"))
 
     await run(provider_for(llm.base_url))
@@ -96,9 +96,9 @@ async def test_token_near_expiry_is_refreshed_before_the_request(share: Path, oa
     assert llm.requests[0].headers["authorization"] != f"Bearer {ACCESS}"
 
 
-async def test_401_refreshes_once_and_retries_once(share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+async def test_401_refreshes_once_and_retries_once(share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
     oauth.add_refresh_token(REFRESH)
-    write_credentials(share, ACCESS, REFRESH)  # looks fresh, but the server revoked the access token
+    write_credentials(share_dir, ACCESS, REFRESH)  # looks fresh, but the server revoked the access token
     llm.enqueue(ErrorReply(401, {"error": {"message": "invalid token"}}), text_reply("after retry"))
 
     assert await run(provider_for(llm.base_url)) == "after retry"
@@ -107,9 +107,9 @@ async def test_401_refreshes_once_and_retries_once(share: Path, oauth: FakeOAuth
     assert oauth.refresh_calls == [(REFRESH, "ok")]
 
 
-async def test_401_after_the_retry_is_a_sign_in_error_not_a_loop(share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+async def test_401_after_the_retry_is_a_sign_in_error_not_a_loop(share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
     oauth.add_refresh_token(REFRESH)
-    write_credentials(share, ACCESS, REFRESH)
+    write_credentials(share_dir, ACCESS, REFRESH)
     llm.enqueue(ErrorReply(401, {"error": "no"}), ErrorReply(401, {"error": "no"}), text_reply("never"))
 
     with pytest.raises(SignInRequired, match="kimi login"):
@@ -119,8 +119,8 @@ async def test_401_after_the_retry_is_a_sign_in_error_not_a_loop(share: Path, oa
     assert len(oauth.refresh_calls) == 1
 
 
-async def test_revoked_refresh_token_gives_a_clear_error_once(share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
-    write_credentials(share, ACCESS, "rt-revoked-1234567", expires_at=time.time() - 10)  # unknown to the server
+async def test_revoked_refresh_token_gives_a_clear_error_once(share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+    write_credentials(share_dir, ACCESS, "rt-revoked-1234567", expires_at=time.time() - 10)  # unknown to the server
 
     for _ in range(2):
         with pytest.raises(SignInRequired) as info:
@@ -131,26 +131,26 @@ async def test_revoked_refresh_token_gives_a_clear_error_once(share: Path, oauth
 
     assert len(oauth.refresh_calls) == 1  # the refused token is never sent again
     assert llm.requests == []
-    assert stored(share)["refresh_token"] == "rt-revoked-1234567"  # not deleted: a new login replaces it
+    assert stored(share_dir)["refresh_token"] == "rt-revoked-1234567"  # not deleted: a new login replaces it
 
 
-async def test_no_login_file_is_a_sign_in_error(share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+async def test_no_login_file_is_a_sign_in_error(share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
     with pytest.raises(SignInRequired, match="not signed in"):
         await run(provider_for(llm.base_url))
     assert llm.requests == []
 
 
-async def test_api_key_is_the_fallback_when_there_is_no_login(share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+async def test_api_key_is_the_fallback_when_there_is_no_login(share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
     llm.enqueue(text_reply("k"), text_reply("t"))
     await run(provider_for(llm.base_url, api_key="sk-fallback-key-1234"))
     assert llm.requests[0].headers["authorization"] == "Bearer sk-fallback-key-1234"
 
-    write_credentials(share, ACCESS, REFRESH)  # a login takes precedence over the key
+    write_credentials(share_dir, ACCESS, REFRESH)  # a login takes precedence over the key
     await run(provider_for(llm.base_url, api_key="sk-fallback-key-1234"))
     assert llm.requests[1].headers["authorization"] == f"Bearer {ACCESS}"
 
 
-async def test_unreachable_oauth_service_keeps_a_still_valid_token(share: Path, llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_unreachable_oauth_service_keeps_a_still_valid_token(share_dir: Path, llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     import socket
 
     with socket.socket() as sock:
@@ -158,7 +158,7 @@ async def test_unreachable_oauth_service_keeps_a_still_valid_token(share: Path, 
         port = sock.getsockname()[1]
     monkeypatch.setenv("KIMI_CODE_OAUTH_HOST", f"http://127.0.0.1:{port}")
     monkeypatch.setattr("kimi_acp.auth.oauth_client._sleep", lambda s: None)
-    write_credentials(share, ACCESS, REFRESH, expires_in=900, expires_at=time.time() + 100)
+    write_credentials(share_dir, ACCESS, REFRESH, expires_in=900, expires_at=time.time() + 100)
     llm.enqueue(text_reply("still"))
 
     assert await run(provider_for(llm.base_url)) == "still"
@@ -180,11 +180,11 @@ def test_token_repr_hides_secrets() -> None:
     assert "secret" not in repr(token)
 
 
-async def test_anthropic_type_with_oauth_sends_the_token_as_its_key(share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+async def test_anthropic_type_with_oauth_sends_the_token_as_its_key(share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
     from tests.fakes.openai_server import anthropic_text_reply
 
     oauth.add_refresh_token(REFRESH)
-    write_credentials(share, ACCESS, REFRESH)
+    write_credentials(share_dir, ACCESS, REFRESH)
     llm.enqueue(ErrorReply(401, {"error": {"message": "expired"}}), anthropic_text_reply("claude-ish"))
     data = account_config(llm.url)
     data["providers"]["managed:kimi-code"]["type"] = "anthropic"

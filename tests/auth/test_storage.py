@@ -27,7 +27,7 @@ def fake_keyring(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str], str]:
     return store
 
 
-def test_keyring_login_is_read_and_copied_to_the_file(share: Path, fake_keyring: dict) -> None:
+def test_keyring_login_is_read_and_copied_to_the_file(share_dir: Path, fake_keyring: dict) -> None:
     fake_keyring[("kimi-code", "oauth/kimi-code")] = json.dumps({"access_token": "at-kr-1234", "refresh_token": "rt-kr-5678", "expires_at": 1e10})
 
     token = load_token(KEYRING_REF)
@@ -38,14 +38,14 @@ def test_keyring_login_is_read_and_copied_to_the_file(share: Path, fake_keyring:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
-def test_the_file_wins_over_the_keyring(share: Path, fake_keyring: dict) -> None:
+def test_the_file_wins_over_the_keyring(share_dir: Path, fake_keyring: dict) -> None:
     fake_keyring[("kimi-code", "oauth/kimi-code")] = json.dumps({"access_token": "at-old"})
     save_token(KEYRING_REF, OAuthToken("at-file", "rt-file"))
     token = load_token(KEYRING_REF)
     assert token is not None and token.access_token == "at-file"
 
 
-def test_delete_removes_file_and_keyring_entry(share: Path, fake_keyring: dict) -> None:
+def test_delete_removes_file_and_keyring_entry(share_dir: Path, fake_keyring: dict) -> None:
     fake_keyring[("kimi-code", "oauth/kimi-code")] = "{}"
     save_token(KEYRING_REF, OAuthToken("at", "rt"))
     assert delete_token("oauth/kimi-code") is True
@@ -53,7 +53,7 @@ def test_delete_removes_file_and_keyring_entry(share: Path, fake_keyring: dict) 
     assert delete_token("oauth/kimi-code") is False
 
 
-def test_a_broken_credentials_file_is_no_login_not_a_crash(share: Path) -> None:
+def test_a_broken_credentials_file_is_no_login_not_a_crash(share_dir: Path) -> None:
     path = credentials_path("oauth/kimi-code")
     path.parent.mkdir(parents=True)
     path.write_text("{not json")

@@ -23,7 +23,7 @@ async def start(tmp_path: Path, work_dir: Path, oauth: FakeOAuthServer, llm: Fak
     return await WireProcess.start("--work-dir", str(work_dir), "--config-file", str(config), env=env)
 
 
-async def finish(wire: WireProcess, share: Path, *secrets: str) -> None:
+async def finish(wire: WireProcess, share_dir: Path, *secrets: str) -> None:
     """Close; no token anywhere: stdout, stderr, logs, session files."""
     assert wire.proc.stdin is not None and wire.proc.stdout is not None
     wire.proc.stdin.close()
@@ -32,7 +32,7 @@ async def finish(wire: WireProcess, share: Path, *secrets: str) -> None:
     stdout = "\n".join(json.dumps(m) for m in wire.received) + rest.decode()
     stderr = await wire.stderr_text()
     assert "Traceback" not in stderr
-    files = [p for p in share.rglob("*") if p.is_file() and "credentials" not in p.parts]
+    files = [p for p in share_dir.rglob("*") if p.is_file() and "credentials" not in p.parts]
     assert any(p.name == "kimi.log" for p in files)
     for secret in secrets:
         assert secret not in stdout and secret not in stderr
@@ -40,8 +40,8 @@ async def finish(wire: WireProcess, share: Path, *secrets: str) -> None:
             assert secret not in path.read_text(errors="replace"), path
 
 
-async def test_reference_login_works_unchanged(tmp_path: Path, work_dir: Path, share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
-    write_credentials(share, ACCESS, REFRESH)
+async def test_reference_login_works_unchanged(tmp_path: Path, work_dir: Path, share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+    write_credentials(share_dir, ACCESS, REFRESH)
     llm.enqueue(text_reply("hi there"))
     wire = await start(tmp_path, work_dir, oauth, llm)
 
@@ -51,12 +51,12 @@ async def test_reference_login_works_unchanged(tmp_path: Path, work_dir: Path, s
     assert text_of(seen) == "hi there"
     assert llm.requests[0].headers["authorization"] == f"Bearer {ACCESS}"
     assert llm.requests[0].headers["x-msh-platform"] == "kimi_cli"
-    await finish(wire, share, ACCESS, REFRESH)
+    await finish(wire, share_dir, ACCESS, REFRESH)
 
 
-async def test_expired_token_is_refreshed_and_a_401_retried(tmp_path: Path, work_dir: Path, share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+async def test_expired_token_is_refreshed_and_a_401_retried(tmp_path: Path, work_dir: Path, share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
     oauth.add_refresh_token(REFRESH)
-    path = write_credentials(share, ACCESS, REFRESH, expires_at=time.time() - 5)
+    path = write_credentials(share_dir, ACCESS, REFRESH, expires_at=time.time() - 5)
     llm.enqueue(text_reply("one"), ErrorReply(401, {"error": {"message": "token revoked"}}), text_reply("two"))
     wire = await start(tmp_path, work_dir, oauth, llm)
 
@@ -73,11 +73,11 @@ async def test_expired_token_is_refreshed_and_a_401_retried(tmp_path: Path, work
     assert [r.headers["authorization"] for r in llm.requests[1:]] == [f"Bearer {first}", f"Bearer {second}"]
     assert [outcome for _, outcome in oauth.refresh_calls] == ["ok", "ok"]
     assert json.loads(path.read_text())["access_token"] == second
-    await finish(wire, share, ACCESS, REFRESH, first, second)
+    await finish(wire, share_dir, ACCESS, REFRESH, first, second)
 
 
-async def test_revoked_refresh_token_is_auth_expired(tmp_path: Path, work_dir: Path, share: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
-    write_credentials(share, ACCESS, REFRESH, expires_at=time.time() - 5)  # the server does not know REFRESH
+async def test_revoked_refresh_token_is_auth_expired(tmp_path: Path, work_dir: Path, share_dir: Path, oauth: FakeOAuthServer, llm: FakeLLMServer) -> None:
+    write_credentials(share_dir, ACCESS, REFRESH, expires_at=time.time() - 5)  # the server does not know REFRESH
     wire = await start(tmp_path, work_dir, oauth, llm)
 
     for _ in range(2):
@@ -88,4 +88,4 @@ async def test_revoked_refresh_token_is_auth_expired(tmp_path: Path, work_dir: P
 
     assert len(oauth.refresh_calls) == 1  # refused once, never sent again: no loop
     assert llm.requests == []
-    await finish(wire, share, ACCESS, REFRESH)
+    await finish(wire, share_dir, ACCESS, REFRESH)

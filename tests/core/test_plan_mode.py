@@ -42,14 +42,7 @@ from tests.support.acp_client import load_schemas
 
 
 @pytest.fixture
-def share(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "share"
-    monkeypatch.setenv("KIMI_SHARE_DIR", str(directory))
-    return directory
-
-
-@pytest.fixture
-def session(share: Path, tmp_path: Path) -> sessions.Session:
+def session(share_dir: Path, tmp_path: Path) -> sessions.Session:
     work = tmp_path / "work"
     work.mkdir()
     return sessions.create(work)
@@ -58,10 +51,10 @@ def session(share: Path, tmp_path: Path) -> sessions.Session:
 # --------------------------------------------------------------------------- the plan file
 
 
-def test_the_plan_file_is_named_like_kimis_and_survives_a_reload(share: Path, session: sessions.Session) -> None:
+def test_the_plan_file_is_named_like_kimis_and_survives_a_reload(share_dir: Path, session: sessions.Session) -> None:
     assert plan_file.current_plan_path(session) is None and plan_file.read_plan(session) is None
     path = plan_file.plan_file_path(session)
-    assert path.parent == share / "plans" and path.parent.is_dir()
+    assert path.parent == share_dir / "plans" and path.parent.is_dir()
     assert re.fullmatch(r"[a-z0-9-]+", path.stem) and len(path.stem.split("-")) >= 3
     assert plan_file.plan_file_path(session) == path  # stable within the round
     reloaded = sessions.find(session.work_dir, session.id)
@@ -80,9 +73,9 @@ def test_the_plan_file_is_named_like_kimis_and_survives_a_reload(share: Path, se
     assert reloaded.state.plan_session_id not in (None, first_round)  # a new round, a new plan
 
 
-def test_a_taken_name_is_not_reused(share: Path, session: sessions.Session, monkeypatch: pytest.MonkeyPatch) -> None:
-    (share / "plans").mkdir(parents=True)
-    (share / "plans" / "thor-thor-thor.md").write_text("someone else's plan")
+def test_a_taken_name_is_not_reused(share_dir: Path, session: sessions.Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    (share_dir / "plans").mkdir(parents=True)
+    (share_dir / "plans" / "thor-thor-thor.md").write_text("someone else's plan")
     monkeypatch.setattr(plan_file, "HEROES", ("thor",))
     path = plan_file.plan_file_path(session)
     assert path.name == f"thor-thor-thor-{session.state.plan_session_id[:8]}.md"
@@ -314,6 +307,6 @@ def test_notice_capability_must_be_an_object(tmp_path: Path) -> None:
         assert UpdateMapper(tmp_path, client_capabilities=caps).notices is False  # type: ignore[arg-type]
 
 
-def test_plans_dir_follows_the_share_dir(share: Path) -> None:
-    assert plan_file.plans_dir() == share / "plans"
-    assert os.environ["KIMI_SHARE_DIR"] == str(share)
+def test_plans_dir_follows_the_share_dir(share_dir: Path) -> None:
+    assert plan_file.plans_dir() == share_dir / "plans"
+    assert os.environ["KIMI_SHARE_DIR"] == str(share_dir)

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
@@ -10,11 +9,6 @@ from tests.support.inmemory import WireMemory
 from tests.support.wire_client import WireClientMixin, WireProcess, scripted_config
 
 StartWire = Callable[..., Awaitable[WireClientMixin]]
-
-
-@pytest.fixture
-def share_dir() -> Path:
-    return Path(os.environ["KIMI_SHARE_DIR"])
 
 
 @pytest.fixture

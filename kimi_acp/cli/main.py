@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..sandbox import MODE_NAMES
+from ..sandbox import MODES
 
 LOGIN_ARGS = (["login"], ["--login"])
 # `kimi login --provider NAME` (cli/login_script.py; a test keeps the two lists equal).
@@ -61,7 +61,7 @@ def acp_main() -> None:
     if sys.argv[1:]:
         sandbox = _sandbox_option(sys.argv[1:])
         if sandbox is None:
-            fail(f"unknown arguments {' '.join(sys.argv[1:])!r} (kimi-acp [login] [--sandbox {'|'.join(MODE_NAMES)}])")
+            fail(f"unknown arguments {' '.join(sys.argv[1:])!r} (kimi-acp [login] [--sandbox {'|'.join(MODES)}])")
         _serve_acp(sandbox)
     _serve_acp()
 
@@ -74,7 +74,7 @@ def _sandbox_option(args: list[str]) -> str | None:
         mode = args[0].partition("=")[2]
     else:
         return None
-    return mode if mode in MODE_NAMES else None
+    return mode if mode in MODES else None
 
 
 def _serve_acp(sandbox: str | None = None) -> NoReturn:
@@ -140,7 +140,7 @@ def _click_main() -> None:
         help="Another directory the tools treat as part of the workspace; repeatable.",
     )  # fmt: skip
     @click.option(
-        "--sandbox", type=click.Choice(MODE_NAMES), default=None,
+        "--sandbox", type=click.Choice(MODES), default=None,
         help="Where Shell commands run, for a session that chose nothing itself (default: [sandbox] mode).",
     )  # fmt: skip
     @click.option(
@@ -169,7 +169,7 @@ def _click_main() -> None:
     @cli.command(help="\n\n".join(ACP_HELP), short_help="Serve the Agent Client Protocol to IDEs, on stdio.")
     @click.argument("action", required=False, type=click.Choice(["login"]), metavar="[login]")
     @click.option(
-        "--sandbox", type=click.Choice(MODE_NAMES), default=None,
+        "--sandbox", type=click.Choice(MODES), default=None,
         help="Where Shell commands run, for sessions that chose nothing themselves (default: [sandbox] mode).",
     )  # fmt: skip
     def acp(action: str | None, sandbox: str | None) -> None:

@@ -295,7 +295,7 @@ async def _sandbox(core: SlashHost, args: str) -> None:
     """`/sandbox` says the mode in force; `/sandbox <mode>` sets this session's (persisted)."""
     import asyncio
 
-    from ..sandbox.policy import MODES
+    from ..sandbox import MODES
     from ..sandbox.session import mode_text
     from .session_controls import SettingError
 

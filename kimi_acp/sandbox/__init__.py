@@ -14,9 +14,18 @@ and asks as before: never silently unsandboxed.
 - `session.py`: one session's sandbox (its mode, its temp dir, the notes and the one-time notice);
   it hands the Kaos a `kaos.base.CommandSandbox` for each command.
 
-Nothing here is imported at start-up; `landlock_run.py` imports nothing of the package at all.
+At start-up only `session.py` is imported (a session's mode is read when it opens): the policy and
+the probe load when a mode is on; `landlock_run.py` imports nothing of the package at all.
 """
 
-# The modes, here for the command lines' fast parsers (nothing is imported with them); the same as
-# config.SANDBOX_MODES and policy.MODES (tests/sandbox/test_sandbox_policy.py keeps them in step).
-MODE_NAMES = ("off", "workspace-write", "read-only")
+from typing import Literal
+
+# The modes and what each means, here for the command lines' fast parsers and a session's settings
+# (nothing is imported with them); config.SANDBOX_MODES is the same (tests/sandbox/test_sandbox_policy.py).
+Mode = Literal["off", "workspace-write", "read-only"]
+MODES: tuple[Mode, ...] = ("off", "workspace-write", "read-only")
+MODE_TEXT = {
+    "off": "commands run as before: each asks for approval",
+    "workspace-write": "commands run unasked in a sandbox that may write only the workspace and its temp dir",
+    "read-only": "commands run unasked in a sandbox that may write only its temp dir",
+}

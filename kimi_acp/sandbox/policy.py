@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..permissions.sensitive import credential_locations
 from ..util.regular_file import open_regular
-from .modes import MODE_TEXT, MODES, Mode  # noqa: F401  (re-exported)
+from . import Mode
 
 # Talking to one of these is acting outside any sandbox: a container daemon runs what it is asked
 # to (as root), the system bus reaches privileged services. The user's session bus and agents live

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import SandboxSettings
 from ..sessions import Session
 from ..wire.types import Notification
-from .modes import MODE_TEXT, MODES, Mode
+from . import MODE_TEXT, MODES, Mode
 
 if TYPE_CHECKING:  # the probe and the policy are loaded when a session's mode is on
     from .detect import Machine

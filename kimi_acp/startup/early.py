@@ -18,7 +18,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -257,7 +257,8 @@ def start(
     """Preload with `load()` while waiting for the first message; answer it when `answer` can.
 
     `answer(message)` returns the JSON-RPC result for a handshake it recognises, else None (the
-    message, and any malformed line, is then left to the server). Returns as soon as the first
+    message, and any malformed line, is then left to the server); with `more`, it runs with the
+    preload paused (it must import nothing then). Returns as soon as the first
     line is handled, or when the preload failed or a signal arrived before any input. With
     `more`, the messages after an answered handshake are offered to it while the preload runs
     (Wire's early `replay`): it returns the bytes to write, or None to leave it to the server;
@@ -268,7 +269,8 @@ def start(
     first = read_first_line(limit, stop=lambda: preloader.failed() or signals.requested)
     if first is None:
         return EarlyStart(preloader, signals, b"", None, True)
-    early = early_answer(first.line, answer)
+    with preloader.paused() if more is not None else nullcontext():  # the answer alone on the GIL
+        early = early_answer(first.line, answer)
     if early is None:
         return EarlyStart(preloader, signals, first.line + first.leftover, None, first.eof)
     output, params = early

@@ -12,10 +12,10 @@ import pytest
 
 from kimi_acp import sessions
 from kimi_acp.config import SANDBOX_MODES, SandboxSettings
-from kimi_acp.sandbox import MODE_NAMES, detect
+from kimi_acp.sandbox import MODES, detect
 from kimi_acp.sandbox.bubblewrap import bwrap_argv
 from kimi_acp.sandbox.landlock import LAUNCHER, launcher_argv
-from kimi_acp.sandbox.policy import MODES, SandboxPolicy, build_policy
+from kimi_acp.sandbox.policy import SandboxPolicy, build_policy
 from kimi_acp.sandbox.seatbelt import dot_git_regex, profile, quote, seatbelt_argv
 from kimi_acp.sandbox.session import Confinement, SessionSandbox, failure_note
 
@@ -53,7 +53,7 @@ def policy_for(repo: Path, tmp_path: Path, mode: str = "workspace-write", **kw: 
 
 
 def test_the_modes_are_the_same_everywhere() -> None:
-    assert MODES == MODE_NAMES == SANDBOX_MODES
+    assert MODES == SANDBOX_MODES
 
 
 def test_workspace_write_writes_the_workspace_and_hides_credentials(

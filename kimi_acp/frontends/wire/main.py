@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
-from ...sandbox import MODE_NAMES
+from ...sandbox import MODES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -95,7 +95,7 @@ def parse_fast(argv: list[str]) -> dict[str, Any] | None:
             if not (value.isdecimal() and int(value) >= 1):
                 return None
             options[key] = int(value)
-    if options["sandbox"] is not None and options["sandbox"] not in MODE_NAMES:
+    if options["sandbox"] is not None and options["sandbox"] not in MODES:
         return None  # click says which modes there are
     return options if wire else None
 
@@ -120,8 +120,7 @@ def run_wire(**options: Any) -> int:
     from ...startup import early
 
     early.hint_if_terminal(TERMINAL_HINT)  # on a terminal it would otherwise look hung; stderr only
-    if options.get("session_id"):
-        from . import early_replay  # noqa: F401  (now, before the preload competes for the GIL)
+    _import_early_answers(options)  # now, before the preload competes for the GIL
     started = early.start(
         lambda: _preload(options),
         lambda m: _early_initialize(m, options),
@@ -140,6 +139,18 @@ def run_wire(**options: Any) -> int:
         return 0
     early.settle_heap()
     return asyncio.run(_serve(prepared, started))
+
+
+def _import_early_answers(options: dict[str, Any]) -> None:
+    """What the early answers import, imported before the preload starts: they are computed with
+    the preload paused (`early.start`), which allows no import, and an import shared with the
+    preload's thread would cost several GIL hand-offs."""
+    from ...core import hook_events, slash  # noqa: F401
+    from ...skills import provider, sources  # noqa: F401  (the bundled skills are always listed)
+    from . import handshake  # noqa: F401
+
+    if options.get("session_id"):
+        from . import early_replay  # noqa: F401
 
 
 def _early_initialize(message: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any] | None:

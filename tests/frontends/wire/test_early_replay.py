@@ -195,3 +195,28 @@ def test_only_a_plain_replay_request_is_answered(tmp_path: Path, monkeypatch: py
 def test_a_huge_history_is_left_to_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(early_replay, "MAX_FILE_BYTES", 10)
     assert replay_output(write(tmp_path / "wire.jsonl", META, record("TurnEnd", {})), "r") is None
+
+
+def test_the_early_answers_import_nothing_once_prepared(tmp_path: Path):
+    """`kimi --wire` computes its early `initialize` and `replay` with the preload paused, which
+    allows no import (startup/early.py): what they need is imported before the preload starts."""
+    import subprocess
+    import sys
+
+    session = sessions.create(tmp_path)
+    session.wire_file.write_text(META + "\n" + record("TurnBegin", {"user_input": "hi"}) + "\n")
+    probe = (
+        "import sys\n"
+        "from kimi_acp.startup import early\n"
+        "from kimi_acp.frontends.wire import main\n"
+        f"options = {{'work_dir': {str(tmp_path)!r}, 'session_id': {session.id!r}}}\n"
+        "main._import_early_answers(options)\n"
+        "before = set(sys.modules)\n"
+        "init = main._early_initialize({'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {'protocol_version': '1.10'}}, options)\n"
+        "import contextlib\n"
+        "replay = main._early_replay({'jsonrpc': '2.0', 'id': 2, 'method': 'replay'}, options, contextlib.nullcontext)\n"
+        "print(init is not None, replay is not None, sorted(set(sys.modules) - before))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "[]"]

@@ -17,7 +17,11 @@ from kimi_acp.errors import PermissionDenied
 from kimi_acp.permissions.rules import Rules
 from kimi_acp.permissions.scope import Scope, command_scope, path_scope
 from kimi_acp.tools.base import ToolRejectedError
-from kimi_acp.wire.types import ApprovalRequest, ApprovalResponse
+from kimi_acp.wire.types import (
+    ApprovalRequest,
+    ApprovalResponse,
+    ShellDisplayBlock,
+)
 
 
 @pytest.fixture
@@ -140,3 +144,167 @@ async def test_approve_for_session_settles_pending_requests_it_covers(session: s
     await asyncio.wait_for(asyncio.gather(tasks["git log"], tasks["git log --stat"]), 1)
     assert not tasks["git push"].done()  # `git push` was not what the card showed
     tasks["git push"].cancel()
+
+
+# --------------------------------------------------------------------------- asking, answering, remembering
+
+
+def state_on_disk(session: sessions.Session) -> dict[str, Any]:
+    return json.loads(session.state_file.read_text(encoding="utf-8"))
+
+
+async def ask(approvals: Approvals, action: str = "run command", call_id: str = "tc-1") -> None:
+    await approvals.request(
+        tool_call_id=call_id,
+        sender="Shell",
+        action=action,
+        description=f"Run `{call_id}`",
+        display=[ShellDisplayBlock(language="bash", command="ls")],
+    )
+
+
+async def next_request(sent: list[Any], count: int = 1) -> list[ApprovalRequest]:
+    for _ in range(200):
+        requests = [m for m in sent if isinstance(m, ApprovalRequest)]
+        if len(requests) >= count:
+            return requests
+        await asyncio.sleep(0.005)
+    raise AssertionError(f"expected {count} approval requests, got {sent}")
+
+
+async def test_yolo_and_runtime_yolo_ask_nobody(session: sessions.Session) -> None:
+    sent: list[Any] = []
+    approvals = Approvals(session, sent.append)
+    approvals.runtime_yolo = True
+    await asyncio.wait_for(ask(approvals), 1)
+    assert sent == [] and approvals.yolo
+    assert state_on_disk(session)["approval"]["yolo"] is False  # runtime yolo is not persisted
+
+    approvals.set_yolo(False)
+    assert not approvals.yolo and not approvals.runtime_yolo
+    approvals.set_yolo(True)
+    assert state_on_disk(session)["approval"]["yolo"] is True
+    fresh = Approvals(sessions.find(session.work_dir, session.id), sent.append)  # type: ignore[arg-type]
+    assert fresh.yolo
+    await asyncio.wait_for(ask(fresh), 1)
+    assert sent == []
+
+
+async def test_approve_sends_request_then_response(session: sessions.Session) -> None:
+    sent: list[Any] = []
+    approvals = Approvals(session, sent.append)
+    approvals.turn_id = "turn-7"
+    task = asyncio.create_task(ask(approvals))
+    (request,) = await next_request(sent)
+    assert (request.tool_call_id, request.sender, request.action, request.source_kind, request.source_id) == (
+        "tc-1", "Shell", "run command", "foreground_turn", "turn-7",
+    )
+    assert request.display == [ShellDisplayBlock(language="bash", command="ls")]
+    assert approvals.pending == [request]
+    request.resolve(ApprovalResponse(request_id="whatever", response="approve"))
+    await asyncio.wait_for(task, 1)
+    assert sent[1] == ApprovalResponse(request_id=request.id, response="approve")  # id normalized
+    assert approvals.pending == []
+    assert state_on_disk(session)["approval"]["auto_approve_actions"] == []
+
+
+async def test_approve_for_session_persists_and_settles_pending_requests_with_the_same_action(
+    session: sessions.Session,
+) -> None:
+    sent: list[Any] = []
+    approvals = Approvals(session, sent.append)
+    first = asyncio.create_task(ask(approvals, call_id="a"))
+    second = asyncio.create_task(ask(approvals, call_id="b"))
+    other = asyncio.create_task(ask(approvals, action="edit file", call_id="c"))
+    requests = await next_request(sent, 3)
+    by_call = {r.tool_call_id: r for r in requests}
+    by_call["a"].resolve("approve_for_session")
+    await asyncio.wait_for(asyncio.gather(first, second), 1)
+    assert not other.done()  # a different action still waits
+    assert state_on_disk(session)["approval"]["auto_approve_actions"] == ["run command"]
+    responses = {m.request_id: m.response for m in sent if isinstance(m, ApprovalResponse)}
+    assert responses == {by_call["a"].id: "approve_for_session", by_call["b"].id: "approve"}
+    assert approvals.pending == [by_call["c"]]
+    # later requests for the action are approved without asking
+    before = len(sent)
+    await asyncio.wait_for(ask(approvals, call_id="d"), 1)
+    assert len(sent) == before
+    # and so are those of a new process on the same session
+    reopened = Approvals(sessions.find(session.work_dir, session.id), [].append)  # type: ignore[arg-type]
+    assert reopened.session_actions == {"run command"}
+    by_call["c"].resolve("reject")
+    with pytest.raises(ToolRejectedError):
+        await asyncio.wait_for(other, 1)
+
+
+@pytest.mark.parametrize(
+    ("answer", "feedback"),
+    [
+        ("reject", None),
+        (ApprovalResponse(request_id="x", response="reject"), None),
+        (ApprovalResponse(request_id="x", response="reject", feedback="use ls"), "use ls"),
+        ({"response": "reject", "feedback": "not now"}, "not now"),
+        ({"response": "reject", "feedback": ""}, None),
+    ],
+)
+async def test_reject_raises_with_the_feedback(session: sessions.Session, answer: Any, feedback: str | None) -> None:
+    sent: list[Any] = []
+    approvals = Approvals(session, sent.append)
+    task = asyncio.create_task(ask(approvals))
+    (request,) = await next_request(sent)
+    request.resolve(answer)
+    with pytest.raises(ToolRejectedError) as info:
+        await asyncio.wait_for(task, 1)
+    assert info.value.feedback == feedback
+    assert isinstance(sent[-1], ApprovalResponse) and sent[-1].response == "reject"
+    assert sent[-1].request_id == request.id
+
+
+@pytest.mark.parametrize(
+    "garbled", [None, 42, "yes", "APPROVE", {"response": "maybe"}, {"decision": "approve"}, ["approve"], object()]
+)
+async def test_garbled_answers_are_rejections(session: sessions.Session, garbled: Any) -> None:
+    sent: list[Any] = []
+    approvals = Approvals(session, sent.append)
+    task = asyncio.create_task(ask(approvals))
+    (request,) = await next_request(sent)
+    request.resolve(garbled)
+    with pytest.raises(ToolRejectedError):
+        await asyncio.wait_for(task, 1)
+    assert sent[-1] == ApprovalResponse(request_id=request.id, response="reject")
+
+
+async def test_dict_answer_approves(session: sessions.Session) -> None:
+    sent: list[Any] = []
+    approvals = Approvals(session, sent.append)
+    task = asyncio.create_task(ask(approvals))
+    (request,) = await next_request(sent)
+    request.resolve({"request_id": "ignored", "response": "approve"})
+    await asyncio.wait_for(task, 1)
+    assert sent[-1] == ApprovalResponse(request_id=request.id, response="approve")
+
+
+async def test_cancellation_while_waiting_settles_the_request_as_rejected(session: sessions.Session) -> None:
+    sent: list[Any] = []
+    approvals = Approvals(session, sent.append)
+    task = asyncio.create_task(ask(approvals))
+    (request,) = await next_request(sent)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert request.resolved
+    assert (await request.wait()) == ApprovalResponse(request_id=request.id, response="reject")
+    assert sent[-1] == ApprovalResponse(request_id=request.id, response="reject")
+    assert approvals.pending == []
+    assert request.resolve("approve") is False  # a late client answer changes nothing
+
+
+async def test_reject_pending(session: sessions.Session) -> None:
+    sent: list[Any] = []
+    approvals = Approvals(session, sent.append)
+    tasks = [asyncio.create_task(ask(approvals, call_id=c)) for c in ("a", "b")]
+    await next_request(sent, 2)
+    approvals.reject_pending()
+    results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 1)
+    assert all(isinstance(r, ToolRejectedError) and r.feedback is None for r in results)
+    assert approvals.pending == []

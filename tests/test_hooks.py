@@ -220,7 +220,7 @@ async def test_a_hook_that_does_not_read_a_large_payload_is_fine(tmp_path: Path)
 
 
 async def test_toolset_runs_pre_tool_use_before_validation_and_blocks(tmp_path: Path) -> None:
-    from tests.core.test_core_units import make_context_factory
+    from tests.core.test_toolset import make_context_factory
 
     seen: list[tuple[str, str, dict[str, Any]]] = []
 

@@ -28,7 +28,6 @@ from pathlib import Path
 from ..util import process_state
 
 PLAIN_ENV = "KIMI_PLAIN_STARTUP"
-CACHE_ENV = "KIMI_CACHE_DIR"
 
 _said: set[str] = process_state.container(f"{__name__}._said", set())
 # said before logging was set up (the tricks run first in the preload)
@@ -107,14 +106,6 @@ def applies(trick: str, *checks: tuple[Checked, tuple[int, ...] | None]) -> bool
 def fell_back(trick: str, exc: BaseException) -> None:
     """Log the one line of a trick that failed while being set up (the plain way follows)."""
     _log(f"compat: {trick} failed ({type(exc).__name__}: {exc}); the plain way instead")
-
-
-def cache_dir() -> Path:
-    """Where the tricks keep what they build once (`$KIMI_CACHE_DIR`, default `$KIMI_SHARE_DIR/cache`)."""
-    from ..util.share_dir import share_dir
-
-    configured = os.environ.get(CACHE_ENV)
-    return Path(configured).expanduser() if configured else share_dir() / "cache"
 
 
 def python_version() -> tuple[int, ...]:

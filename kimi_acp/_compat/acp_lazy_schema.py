@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import cache_dir
+from ..util.share_dir import cache_dir
 
 log = logging.getLogger(__name__)
 

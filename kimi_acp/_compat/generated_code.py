@@ -36,7 +36,8 @@ import types
 from pathlib import Path
 from typing import Any
 
-from . import PYTHON, applies, cache_dir, fell_back, python_version
+from ..util.share_dir import cache_dir
+from . import PYTHON, applies, fell_back, python_version
 
 TRICK = "generated-code-cache"
 CACHE_VERSION = 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..util.share_dir import share_dir
+from ..util.share_dir import cache_dir, share_dir
 from .paths import relative_within, typed_and_real
 
 SHELL_START_FILES = frozenset(
@@ -47,6 +47,8 @@ def protected_reason(path: str | os.PathLike[str]) -> str | None:
 def _reason(path: Path) -> str | None:
     if relative_within(path, share_dir()) is not None:
         return "the agent's own configuration (its hooks, approvals and keys live there)"
+    if relative_within(path, cache_dir()) is not None:  # `$KIMI_CACHE_DIR` away from the share dir
+        return "the agent's start-up cache: the code in it runs at every start"
     home = relative_within(path, Path.home())
     if home is not None:
         text = home.as_posix()

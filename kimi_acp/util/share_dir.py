@@ -15,6 +15,13 @@ def share_dir() -> Path:
     return Path(os.environ.get("KIMI_SHARE_DIR") or DEFAULT_SHARE_DIR).expanduser()
 
 
+def cache_dir() -> Path:
+    """`$KIMI_CACHE_DIR`, else `$KIMI_SHARE_DIR/cache`: what the servers build once and reuse (the
+    ACP schema index, the generated-code cache; kimi_acp/_compat/)."""
+    configured = os.environ.get("KIMI_CACHE_DIR")
+    return Path(configured).expanduser() if configured else share_dir() / "cache"
+
+
 def in_share_dir(path: Path) -> bool:
     """Whether `path` (as typed, or where it really leads) lies in the share dir: the agent's own
     files (plans, sessions, config), which it keeps on its own disk whoever else may show them."""

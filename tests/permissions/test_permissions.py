@@ -77,6 +77,17 @@ def test_protected_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert "runs by itself later" in (protected_reason(tmp_path / ".config" / "systemd" / "user" / "x.service") or "")
 
 
+def test_the_start_up_cache_is_protected_wherever_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `$KIMI_CACHE_DIR` holds runs at every start (_compat/generated_code.py): an edit there
+    always asks, also when the variable puts it outside the share dir."""
+    monkeypatch.setenv("KIMI_CACHE_DIR", str(tmp_path / "elsewhere" / "cache"))
+    reason = protected_reason(tmp_path / "elsewhere" / "cache" / "generated-code-0123.marshal")
+    assert reason is not None and "start-up cache" in reason
+    assert protected_reason(tmp_path / "elsewhere" / "notes.md") is None
+    monkeypatch.delenv("KIMI_CACHE_DIR")
+    assert protected_reason(Path(os.environ["KIMI_SHARE_DIR"]) / "cache" / "x.marshal") is not None
+
+
 def test_all_of_gits_metadata_is_protected(tmp_path: Path) -> None:
     """Issue #30: a planted `commondir` (or `config.worktree`, a `.git` file pointing elsewhere)
     runs code at the next git command as surely as a hook does."""

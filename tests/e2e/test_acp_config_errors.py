@@ -5,7 +5,7 @@ from __future__ import annotations
 import acp
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env
+from tests.support.acp_fixtures import acp_env
 from tests.support.inmemory import serve_acp
 
 TYPOS = {

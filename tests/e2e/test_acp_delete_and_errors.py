@@ -8,7 +8,7 @@ import asyncio
 import acp
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, write_config
+from tests.support.acp_fixtures import acp_env, write_config
 from tests.support.inmemory import WireMemory, serve_acp
 from tests.support.wire_client import WireProcess, tool_call
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
+from tests.support.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.hooks import HookScript, hook
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call

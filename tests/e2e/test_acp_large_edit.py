@@ -4,7 +4,7 @@ line. Every message is checked against the ACP schema by the test client."""
 
 from __future__ import annotations
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
+from tests.support.acp_fixtures import acp_env, of_kind, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.acp_fixtures import write_config
 from tests.support.acp_client import REQUEST_DEFS, RESPONSE_DEFS, load_schemas
+from tests.support.acp_fixtures import write_config
 from tests.support.wire_client import tool_call
 
 NODE_DIR = Path(__file__).resolve().parents[1] / "node"

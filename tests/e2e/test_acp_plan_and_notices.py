@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kimi_acp import sessions
-from tests.e2e.acp_fixtures import acp_env, of_kind, texts, transcript, write_config
+from tests.support.acp_fixtures import acp_env, of_kind, texts, transcript, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

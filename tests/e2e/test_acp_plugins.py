@@ -13,7 +13,7 @@ from pathlib import Path
 
 import tomlkit
 
-from tests.e2e.acp_fixtures import acp_env, of_kind
+from tests.support.acp_fixtures import acp_env, of_kind
 from tests.support.inmemory import serve_acp
 from tests.support.processes import live_pids, sleep_marker, wait_until
 from tests.support.wire_client import scripted_config_data, tool_call

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.acp_fixtures import write_config
+from tests.support.acp_fixtures import write_config
 from tests.support.processes import process_alive, sleep_marker, wait_until
 from tests.support.wire_client import WireProcess, tool_call
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from kimi_acp.tools.question import DISMISSED_NOTE, SINGLE_CHOICE_MESSAGE
-from tests.e2e.acp_fixtures import acp_env, fake_model_config, of_kind, write_config
 from tests.fakes.openai_server import FakeLLMServer, text_reply
+from tests.support.acp_fixtures import acp_env, fake_model_config, of_kind, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

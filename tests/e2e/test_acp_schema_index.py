@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from kimi_acp._compat import acp_lazy_schema as lazy_schema
-from tests.e2e.acp_fixtures import write_config
+from tests.support.acp_fixtures import write_config
 from tests.support.wire_client import WireProcess
 
 LAZY_LINE = "names created at import (cached index)"

@@ -10,7 +10,7 @@ import acp
 import pytest
 
 from kimi_acp.core.slash_commands import code_spans
-from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
+from tests.support.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, fake_model_config, of_kind, texts
 from tests.fakes.openai_server import FakeLLMServer, text_reply, tool_call_reply
+from tests.support.acp_fixtures import acp_env, fake_model_config, of_kind, texts
 from tests.support.inmemory import serve_acp
 
 pytestmark = [

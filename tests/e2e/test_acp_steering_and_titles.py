@@ -13,8 +13,8 @@ import acp
 import pytest
 
 from kimi_acp.core.titles import TITLE_SYSTEM_PROMPT
-from tests.e2e.acp_fixtures import acp_env, fake_model_config, of_kind, texts, write_config
 from tests.fakes.openai_server import FakeLLMServer, error_reply, text_reply, tool_call_reply
+from tests.support.acp_fixtures import acp_env, fake_model_config, of_kind, texts, write_config
 from tests.support.inmemory import serve_acp
 
 STEER = "also print the date"

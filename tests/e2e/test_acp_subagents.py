@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
+from tests.support.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.processes import process_alive, sleep_marker, wait_until
 from tests.support.wire_client import tool_call

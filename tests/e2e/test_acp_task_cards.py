@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from tests.e2e.acp_fixtures import acp_env, write_config
 from tests.e2e.test_acp_cards import ASK, card_id, final_card, timeline
+from tests.support.acp_fixtures import acp_env, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

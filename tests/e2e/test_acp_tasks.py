@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
+from tests.support.acp_fixtures import acp_env, of_kind, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.processes import live_pids, sleep_marker, wait_until
 from tests.support.wire_client import tool_call

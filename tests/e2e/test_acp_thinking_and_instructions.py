@@ -16,8 +16,8 @@ import acp
 import pytest
 
 from kimi_acp import sessions
-from tests.e2e.acp_fixtures import acp_env, fake_model_config, of_kind, texts, write_config
 from tests.fakes.openai_server import FakeLLMServer, text_reply
+from tests.support.acp_fixtures import acp_env, fake_model_config, of_kind, texts, write_config
 from tests.support.inmemory import serve_acp
 
 FRENCH = "Always answer in French."

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, fake_model_config, of_kind, write_config
 from tests.fakes.openai_server import FakeLLMServer, Stream, chunk, text_reply, usage_chunk
+from tests.support.acp_fixtures import acp_env, fake_model_config, of_kind, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

@@ -4,7 +4,7 @@ permission diff says `"oldText": null` (Toad skipped its diff screen without it)
 
 from __future__ import annotations
 
-from tests.e2e.acp_fixtures import acp_env, write_config
+from tests.support.acp_fixtures import acp_env, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

@@ -14,8 +14,8 @@ import pytest
 
 from kimi_acp.sessions import work_dir_key
 from kimi_acp.skills.sources import BUILTIN_SKILLS_DIR
-from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.fakes.openai_server import FakeLLMServer, text_reply
+from tests.support.acp_fixtures import acp_env, of_kind, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import events
 

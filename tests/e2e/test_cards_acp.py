@@ -18,8 +18,8 @@ from acp.schema import McpServerStdio
 
 from kimi_acp.mcp.naming import sanitize
 from kimi_acp.util.visible_text import ELLIPSIS, escapes_note, name_text, visible
-from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.mcp.helpers import SERVER
+from tests.support.acp_fixtures import acp_env, of_kind, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.markdown_card import render
 from tests.support.wire_client import tool_call

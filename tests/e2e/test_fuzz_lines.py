@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, write_config
+from tests.support.acp_fixtures import acp_env, write_config
 from tests.support.wire_client import scripted_config
 
 LINES = 10_000

@@ -19,9 +19,9 @@ import pytest
 
 from kimi_acp.llm import echo
 from kimi_acp.util import secrets
-from tests.e2e.acp_fixtures import acp_env, write_config
 from tests.support import acp_client, inmemory
 from tests.support.acp_client import spawn_acp
+from tests.support.acp_fixtures import acp_env, write_config
 from tests.support.inmemory import WireMemory, serve_acp
 from tests.support.wire_client import WireProcess, scripted_config, tool_call
 

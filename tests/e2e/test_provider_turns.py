@@ -17,7 +17,6 @@ import acp
 import pytest
 import tomlkit
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, texts
 from tests.fakes.gemini_server import (
     FakeGeminiServer,
     GeminiScript,
@@ -28,6 +27,7 @@ from tests.fakes.gemini_server import (
 )
 from tests.fakes.openai_server import ErrorReply, FakeLLMServer, Stream
 from tests.fakes.responses_server import FakeResponsesServer, ResponsesScript, openai_error
+from tests.support.acp_fixtures import acp_env, of_kind, texts
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import WireProcess, event_types, events, text_of
 

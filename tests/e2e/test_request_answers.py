@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.acp_fixtures import write_config
+from tests.support.acp_fixtures import write_config
 from tests.support.inmemory import WireMemory
 from tests.support.wire_client import WireClientMixin, WireProcess, event_types, scripted_config, tool_call
 

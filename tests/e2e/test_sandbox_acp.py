@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.e2e.test_acp_plan_and_notices import raw_initialize
+from tests.support.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
+from tests.support.acp_fixtures import acp_env, of_kind, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

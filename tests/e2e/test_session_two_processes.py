@@ -15,9 +15,9 @@ import acp
 import pytest
 
 from kimi_acp.sessions import work_dir_key
-from tests.e2e.acp_fixtures import acp_env, fake_model_config, texts
 from tests.fakes.openai_server import FakeLLMServer, text_reply, tool_call_reply
 from tests.support.acp_client import spawn_acp
+from tests.support.acp_fixtures import acp_env, fake_model_config, texts
 from tests.support.wire_client import WireProcess
 
 INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}

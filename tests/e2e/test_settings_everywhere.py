@@ -16,7 +16,7 @@ from typing import Any
 import acp
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
+from tests.support.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import events, scripted_config_data, text_of
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.acp_client import spawn_acp
+from tests.support.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.private_names import hiding_env
 from tests.support.wire_client import event_types, text_of, tool_call
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, write_config
+from tests.support.acp_fixtures import acp_env, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import events, tool_call
 

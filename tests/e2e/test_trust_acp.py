@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.fakes.web_server import FakeWebServer
+from tests.support.acp_fixtures import acp_env, of_kind, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from kimi_acp.sessions import work_dir_key
-from tests.e2e.acp_fixtures import acp_env, fake_model_config
 from tests.e2e.test_session_two_processes import user_texts
 from tests.fakes.openai_server import FakeLLMServer, text_reply, tool_call_reply
+from tests.support.acp_fixtures import acp_env, fake_model_config
 from tests.support.wire_client import WireProcess, events, text_of
 
 INIT = {"protocol_version": "1.10", "client": {"name": "test", "version": "1"}}

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, write_config
 from tests.fakes.web_server import PNG_BYTES, FakeWebServer
+from tests.support.acp_fixtures import acp_env, of_kind, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import events, tool_call
 

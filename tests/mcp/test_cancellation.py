@@ -18,7 +18,7 @@ from mcp import types
 from kimi_acp.core.toolset import Toolset
 from kimi_acp.mcp.config import McpClientSettings
 from kimi_acp.mcp.manager import McpManager
-from tests.e2e.acp_fixtures import acp_env, write_config
+from tests.support.acp_fixtures import acp_env, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

@@ -13,8 +13,8 @@ import acp
 import pytest
 from acp.schema import EnvVariable, HttpMcpServer, McpServerStdio, SseMcpServer
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.acp_client import spawn_acp
+from tests.support.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from tests.e2e.acp_fixtures import write_config
+from tests.support.acp_fixtures import write_config
 from tests.support.wire_client import WireProcess
 
 SCRIPT = """

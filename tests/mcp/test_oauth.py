@@ -250,7 +250,7 @@ def other(tmp_path: Path) -> Iterator[OAuthServer]:
 async def test_an_ide_session_uses_the_authorized_server_and_shows_an_unauthorized_one(
     oauth_server: OAuthServer, other: OAuthServer, work_dir: Path
 ) -> None:
-    from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
+    from tests.support.acp_fixtures import acp_env, of_kind, texts, write_config
     from tests.support.inmemory import serve_acp
     from tests.support.wire_client import tool_call
 

@@ -18,9 +18,9 @@ import acp
 import pytest
 from acp.connection import StreamDirection, StreamEvent
 
-from tests.e2e.acp_fixtures import acp_env, write_config
 from tests.support import acp_client
 from tests.support.acp_client import EditorClient, Recorder, Schemas, load_schemas, spawn_acp
+from tests.support.acp_fixtures import acp_env, write_config
 
 TESTS = Path(__file__).resolve().parents[1]
 COPY = TESTS / "acp_schema"

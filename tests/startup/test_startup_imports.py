@@ -88,7 +88,7 @@ NOT_BEFORE_THE_FIRST_SESSION = (
 
 
 def test_the_first_acp_session_loads_no_tool_module_nor_on_demand_pydantic(tmp_path):
-    from tests.e2e.acp_fixtures import acp_env, write_config
+    from tests.support.acp_fixtures import acp_env, write_config
 
     share, work = tmp_path / "share", tmp_path / "work"
     share.mkdir()
@@ -108,7 +108,7 @@ def test_the_first_acp_session_loads_no_tool_module_nor_on_demand_pydantic(tmp_p
 async def test_loading_a_session_with_history_loads_none_of_them_either(tmp_path):
     """A session whose turns ran Shell, edited a file (undo records) and read one, loaded by a
     fresh process: the replay needs none of what running those turns needed."""
-    from tests.e2e.acp_fixtures import acp_env, write_config
+    from tests.support.acp_fixtures import acp_env, write_config
     from tests.support.inmemory import serve_acp
     from tests.support.wire_client import tool_call
 

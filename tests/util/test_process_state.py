@@ -163,7 +163,7 @@ async def test_a_server_in_the_test_process_starts_from_a_fresh_process_state(tm
     from kimi_acp.permissions import sensitive
     from kimi_acp.sandbox import detect
     from kimi_acp.util import secrets
-    from tests.e2e.acp_fixtures import acp_env, write_config
+    from tests.support.acp_fixtures import acp_env, write_config
     from tests.support.inmemory import serve_acp
 
     share, work = tmp_path / "share", tmp_path / "work"

@@ -1,4 +1,4 @@
-"""Shared set-up for the ACP end-to-end tests: a share dir with a scripted model, and helpers."""
+"""Shared set-up for the tests that drive `kimi acp`: a share dir with a scripted model, and helpers."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from typing import NoReturn
 
 from ..config import Config, ConfigError, ResolvedModel, resolve_model
 from ..errors import PermissionDenied
-from ..sandbox.policy import MODES as SANDBOX_MODES
+from ..sandbox import MODES as SANDBOX_MODES
 from ..sandbox.session import SessionSandbox, mode_text
 from ..sessions import Session
 from ..wire.types import StatusUpdate

@@ -35,6 +35,7 @@ NOT_RESET = {
     "kimi_acp.frontends.acp.client_calls._elicitation_answer": "a type adapter",
     "kimi_acp.util.visible_text._kept_class": "a character class from this Python's Unicode database",
     "kimi_acp.util.visible_text._odd_runs": "regexes",
+    "kimi_acp.core.slash_commands._code_patterns": "regexes",
     "kimi_acp.permissions.command_forms._single_forms": "a table of the forms",
     "kimi_acp.permissions.command_forms._git_forms": "a table of the forms",
     "kimi_acp.permissions.shell_parse._parser": "tree-sitter's bash grammar",

@@ -145,7 +145,7 @@ def _import_early_answers(options: dict[str, Any]) -> None:
     """What the early answers import, imported before the preload starts: they are computed with
     the preload paused (`early.start`), which allows no import, and an import shared with the
     preload's thread would cost several GIL hand-offs."""
-    from ...core import hook_events, slash  # noqa: F401
+    from ...core import hook_events, slash, slash_commands  # noqa: F401
     from ...skills import provider, sources  # noqa: F401  (the bundled skills are always listed)
     from . import handshake  # noqa: F401
 

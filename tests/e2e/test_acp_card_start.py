@@ -6,8 +6,8 @@ approvals, showed such a card running and put it back to `pending` when the requ
 
 from __future__ import annotations
 
-from tests.e2e.acp_fixtures import acp_env, write_config
 from tests.e2e.test_acp_cards import ASK, card_id, timeline
+from tests.support.acp_fixtures import acp_env, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

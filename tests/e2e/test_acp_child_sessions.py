@@ -14,11 +14,11 @@ from typing import Any
 import acp
 import pytest
 
-from tests.e2e.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.e2e.test_acp_cards import final_card
 from tests.e2e.test_acp_ide_fields import cancel_requests, permission_request_ids
 from tests.e2e.test_acp_subagents import REPORT, agent_call, helper_model
 from tests.support.acp_client import Recorder, spawn_acp
+from tests.support.acp_fixtures import acp_env, of_kind, texts, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.processes import process_alive, sleep_marker, wait_until
 from tests.support.wire_client import tool_call

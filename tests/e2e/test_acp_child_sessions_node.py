@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.acp_fixtures import write_config
 from tests.e2e.test_acp_node import NODE_DIR, _node_ready
 from tests.e2e.test_acp_subagents import REPORT, agent_call
 from tests.support.acp_client import REQUEST_DEFS, RESPONSE_DEFS, load_schemas
+from tests.support.acp_fixtures import write_config
 from tests.support.wire_client import tool_call
 
 pytestmark = pytest.mark.requires_tool("node", "npm")  # skipped without them, but a failure in CI (tests/conftest.py)

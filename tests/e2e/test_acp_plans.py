@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from kimi_acp import sessions
-from tests.e2e.acp_fixtures import acp_env, texts, write_config
 from tests.support.acp_client import spawn_acp
+from tests.support.acp_fixtures import acp_env, texts, write_config
 from tests.support.inmemory import serve_acp
 from tests.support.wire_client import tool_call
 

@@ -63,7 +63,7 @@ async def acp_new_session(p: RpcProcess, cwd: Path) -> tuple[str, Reply]:
     result = reply.unwrap()
     session_id = result.get("sessionId") if isinstance(result, dict) else None
     if not isinstance(session_id, str):
-        raise RuntimeError(f"session/new: no sessionId in {str(result)[:200]}")  # noqa: TRY004
+        raise RuntimeError(f"session/new: no sessionId in {str(result)[:200]}")
     return session_id, reply
 
 

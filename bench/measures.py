@@ -124,7 +124,7 @@ async def guarded(b: Bench, keys: Iterable[str], work: Awaitable[None], timeout:
         await asyncio.wait_for(work, timeout)
     except TimeoutError as exc:
         b.col.fail(keys, describe(exc) if str(exc) else f"timeout: run did not finish within {timeout:g}s")
-    except Exception as exc:  # noqa: BLE001 - any failure becomes a reported error
+    except Exception as exc:  # any failure becomes a reported error
         b.col.fail(keys, describe(exc))
 
 
@@ -443,7 +443,7 @@ async def measure_stream(b: Bench) -> None:
                 text = f"bench:paced n={s.paced_chunks} interval_ms={s.paced_interval_ms:g}"
                 try:
                     check_paced(paced_keys[proto], await prompt(p, proto, session_id, text))
-                except Exception as exc:  # noqa: BLE001 - any failure becomes a reported error
+                except Exception as exc:  # any failure becomes a reported error
                     col.fail(paced_keys[proto], describe(exc))
         finally:
             await p.close()
@@ -451,13 +451,13 @@ async def measure_stream(b: Bench) -> None:
     for run in range(b.runs):
         b.progress(f"stream, run {run + 1}/{b.runs}")
         await guarded(b, floor, floor_once())
-        for proto, name, cmd in protocols:
+        for proto, _name, cmd in protocols:
             if not cmd:
                 continue
             for model in ("scripted", "loopback"):
                 keys = burst_keys[(proto, model)] + (paced_keys[proto] if model == "loopback" else [])
                 await guarded(b, keys, once(proto, cmd, model))
-    for proto, name, cmd in protocols:
+    for proto, _name, cmd in protocols:
         if not cmd:
             col.na(
                 [k for (pr, _), ks in burst_keys.items() if pr == proto for k in ks] + paced_keys[proto],

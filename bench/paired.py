@@ -240,7 +240,7 @@ async def visit(side: Side, round_no: int) -> None:
     for step in (acp_new, acp_load, wire_replay):
         try:
             await asyncio.wait_for(step(side, round_no), STEP_TIMEOUT)
-        except Exception as exc:  # noqa: BLE001 - reported in the table and the JSON
+        except Exception as exc:  # reported in the table and the JSON
             text = f"round {round_no + 1}, {step.__name__}: {type(exc).__name__}: {str(exc)[:300]}"
             side.errors.append(text)
             log(f"{side.label} FAILED {text}")

@@ -232,7 +232,7 @@ class RpcProcess:
                 for line in lines:
                     if line.strip():
                         self._dispatch(now, line)
-        except Exception as exc:  # noqa: BLE001 - never let the reader die silently
+        except Exception as exc:  # never let the reader die silently
             self._gone = f"reader failed: {exc!r}"
         finally:
             await asyncio.sleep(0.05)  # let stderr catch up for the message
@@ -289,7 +289,7 @@ class RpcProcess:
             reply["result"] = self.handler(message["method"], message.get("params"))
         except RpcError as exc:
             reply["error"] = {"code": exc.code, "message": exc.message}
-        except Exception as exc:  # noqa: BLE001 - any failure becomes a reported error
+        except Exception as exc:  # any failure becomes a reported error
             reply["error"] = {"code": -32603, "message": f"bench client: {exc}"}
         with contextlib.suppress(Exception):
             self._write(reply)

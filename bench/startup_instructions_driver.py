@@ -3,7 +3,9 @@
     python bench/startup_instructions_driver.py WORK_DIR               # session/new in WORK_DIR
     python bench/startup_instructions_driver.py WORK_DIR SESSION_ID    # a cold session/load instead
 """
-import importlib, sys
+import importlib
+import sys
+
 try:
     entry = importlib.import_module("kimi_acp.frontends.acp.entry")
     prefix = "kimi_acp.frontends.acp"
@@ -12,8 +14,10 @@ except ModuleNotFoundError:
     prefix = "kimi_acp.acp"
 server_module = entry._load_server_stack()  # first, as in kimi acp: nothing heavy imported before it
 import asyncio  # noqa: E402
+
 guard_mod = importlib.import_module(prefix + ".guard")
 from acp.agent.router import build_agent_router  # noqa: E402
+
 
 class Transport:
     def write(self, message): pass

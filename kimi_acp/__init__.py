@@ -20,9 +20,20 @@ _SIMPLE = (
 )  # fmt: skip
 
 __all__ = [
-    "Agent", "ApprovalHandler", "QuestionHandler", "UndoReport", "decode_wire_line", "encode_wire_line",
-    "JSONRPC_VERSION", "decode_event", "decode_event_line", "encode_event", "encode_event_line",
-    "event_to_rpc", "rpc_to_event", "__version__",
+    "JSONRPC_VERSION",
+    "Agent",
+    "ApprovalHandler",
+    "QuestionHandler",
+    "UndoReport",
+    "__version__",
+    "decode_event",
+    "decode_event_line",
+    "decode_wire_line",
+    "encode_event",
+    "encode_event_line",
+    "encode_wire_line",
+    "event_to_rpc",
+    "rpc_to_event",
 ]  # fmt: skip (the same names as _API and _SIMPLE, spelled out for tools that read __all__)
 
 if TYPE_CHECKING:

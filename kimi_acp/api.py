@@ -37,7 +37,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal, Union, overload
+from typing import Any, Literal, overload
 
 from .config import Config, LoadedConfig, load_config
 from .core.agent_core import INTERNAL_SIGNALS, AgentCore, FromUser
@@ -60,12 +60,12 @@ from .wire.types import (
 
 # An approval callback gets the request and returns "approve" / "approve_for_session" / "reject",
 # or (kind, feedback), or an ApprovalResponse; it may be async.
-ApprovalAnswer = Union[ApprovalKind, tuple[ApprovalKind, str], ApprovalResponse]
-ApprovalHandler = Callable[[ApprovalRequest], Union[ApprovalAnswer, Awaitable[ApprovalAnswer]]]
+ApprovalAnswer = ApprovalKind | tuple[ApprovalKind, str] | ApprovalResponse
+ApprovalHandler = Callable[[ApprovalRequest], ApprovalAnswer | Awaitable[ApprovalAnswer]]
 # A question callback returns {question text: chosen label, or a list of labels for a multi-select
 # question}; it may be async. Empty (or no callback) means dismissed.
-QuestionAnswers = dict[str, Union[str, list[str]]]
-QuestionHandler = Callable[[QuestionRequest], Union[QuestionAnswers, Awaitable[QuestionAnswers]]]
+QuestionAnswers = dict[str, str | list[str]]
+QuestionHandler = Callable[[QuestionRequest], QuestionAnswers | Awaitable[QuestionAnswers]]
 
 _END = object()
 StreamForm = Literal["simple", "kimi"]

@@ -391,10 +391,7 @@ def _read_file(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from None
     try:
-        if path.suffix.lower() == ".json":
-            data = json.loads(raw)
-        else:
-            data = tomllib.loads(raw)
+        data = json.loads(raw) if path.suffix.lower() == ".json" else tomllib.loads(raw)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
         raise ConfigError(f"invalid {kind} in config file {path}: {_one_line(exc)}") from None

@@ -232,7 +232,7 @@ class HookEngine:
         )
         try:
             answer = await asyncio.wait_for(self._request(request), subscription.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning(
                 "hook %s: Wire subscription %r did not answer within %gs; allowing",
                 event, subscription.id, subscription.timeout,

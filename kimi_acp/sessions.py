@@ -28,8 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import SessionError
 from .util.file_lock import release, wait_lock
 from .util.fs import atomic_write_text, make_dirs_below, open_private, private_dir, private_share_dir
+
 # the layout, shared with Wire's early replay (sessions_root, work_dir_key: this module's API too)
-from .util.session_paths import canonical_path, is_valid_session_id, session_dir, sessions_root, work_dir_key  # noqa: F401
+from .util.session_paths import canonical_path, is_valid_session_id, session_dir, sessions_root, work_dir_key
 from .util.share_dir import share_dir
 from .wire.types import TodoDisplayItem
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -36,17 +36,36 @@ from .wire.types import (
     ToolCall,
     ToolCallPart,
     ToolReturnValue,
+    user_input_text,
 )
 from .wire.types import ToolResult as WireToolResult
 from .wire.types import TurnBegin as WireTurnBegin
 from .wire.types import TurnEnd as WireTurnEnd
-from .wire.types import user_input_text
 
 __all__ = [
-    "JSONRPC_VERSION", "SimpleEvent", "SimpleStream", "Usage", "ToolCallInfo",
-    "RunBegin", "TurnBegin", "TurnEnd", "TextDelta", "ReasoningDelta", "StepEnd", "ToolCallBegin", "ToolResult",
-    "RunEnd", "EVENT_CLASSES", "event_to_rpc", "rpc_to_event", "encode_event", "decode_event",
-    "encode_event_line", "decode_event_line", "to_simple_events", "tool_output_text",
+    "EVENT_CLASSES",
+    "JSONRPC_VERSION",
+    "ReasoningDelta",
+    "RunBegin",
+    "RunEnd",
+    "SimpleEvent",
+    "SimpleStream",
+    "StepEnd",
+    "TextDelta",
+    "ToolCallBegin",
+    "ToolCallInfo",
+    "ToolResult",
+    "TurnBegin",
+    "TurnEnd",
+    "Usage",
+    "decode_event",
+    "decode_event_line",
+    "encode_event",
+    "encode_event_line",
+    "event_to_rpc",
+    "rpc_to_event",
+    "to_simple_events",
+    "tool_output_text",
 ]  # fmt: skip
 
 JSONRPC_VERSION = "2.0"
@@ -143,7 +162,9 @@ class RunEnd(_Event):
     usage: Usage | None = None
 
 
-SimpleEvent = Union[RunBegin, TurnBegin, TurnEnd, TextDelta, ReasoningDelta, StepEnd, ToolCallBegin, ToolResult, RunEnd]
+SimpleEvent = (
+    RunBegin | TurnBegin | TurnEnd | TextDelta | ReasoningDelta | StepEnd | ToolCallBegin | ToolResult | RunEnd
+)
 EVENT_CLASSES: dict[str, type[_Event]] = {
     cls.method: cls
     for cls in (RunBegin, TurnBegin, TurnEnd, TextDelta, ReasoningDelta, StepEnd, ToolCallBegin, ToolResult, RunEnd)

@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.requirements import unavailable
 
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",

@@ -20,7 +20,7 @@ def write(path: Path, text: str) -> Path:
 
 def inputs(work_dir: Path) -> PromptInputs:
     skills = [SkillSummary("review", "Review code", "/s/review/SKILL.md")]
-    now = datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    now = datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
     return PromptInputs(work_dir, ["ReadFile"], [Path("/extra")], skills, now)
 
 

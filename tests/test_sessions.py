@@ -255,7 +255,7 @@ def test_select_session_creates_with_the_given_id_then_resumes(work_dir: Path) -
 
 
 def test_select_continue(work_dir: Path) -> None:
-    with pytest.raises(SessionSelectionError, match="^No previous session found for the working directory$"):
+    with pytest.raises(SessionSelectionError, match=r"^No previous session found for the working directory$"):
         sessions.select(work_dir, continue_last=True)
     session = sessions.create(work_dir)
     with pytest.raises(SessionSelectionError):

@@ -161,7 +161,7 @@ DOCUMENTED_SEQUENCE: list[Any] = [
     ss.ToolCallBegin(tool_call_id="a", name="Shell", arguments='{"command": "ls"}'),
     ss.ToolCallBegin(tool_call_id="b", name="ReadFile", arguments='{"path": "missing.txt"}'),
     ss.StepEnd(content="Looking.", tool_calls=(LS, READ), reasoning_content="I should look.",
-               usage=ss.Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15)),  # fmt: skip
+               usage=ss.Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15)),
     ss.ToolResult(tool_call_id="b", name="ReadFile", content="ERROR: missing.txt does not exist"),
     ss.ToolResult(tool_call_id="a", name="Shell", content="a.txt\nb.txt\n"),
     ss.TurnEnd(turn=1, stopped=False),

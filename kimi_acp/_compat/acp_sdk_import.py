@@ -66,15 +66,15 @@ def import_sdk() -> None:
             return
         try:
             _import_with_tricks()
-        except Exception as exc:  # noqa: BLE001 - a release that differs from the checked ones
+        except Exception as exc:  # a release that differs from the checked ones
             fell_back(TRICK_IMPORT, exc)
             _forget_sdk()
             _plain_import()
 
 
 def _plain_import() -> None:
-    import acp  # noqa: F401
-    import acp.core  # noqa: F401
+    import acp
+    import acp.core
     import acp.schema  # noqa: F401
 
 
@@ -123,7 +123,7 @@ def _lazy_schema() -> Any:
 
     try:
         return install_cached()
-    except Exception as exc:  # noqa: BLE001 - the plain import then reports any real problem
+    except Exception as exc:  # the plain import then reports any real problem
         fell_back(TRICK_LAZY_SCHEMA, exc)
         sys.modules.pop(SDK_SCHEMA_MODULE, None)
         return None

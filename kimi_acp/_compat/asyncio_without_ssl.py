@@ -36,7 +36,7 @@ def import_asyncio() -> ModuleType:
     if "asyncio" not in sys.modules and applies(TRICK, (PYTHON, python_version())):
         try:
             return import_asyncio_without_ssl()
-        except Exception as exc:  # noqa: BLE001 - whatever a new CPython does differently: the plain import
+        except Exception as exc:  # whatever a new CPython does differently: the plain import
             fell_back(TRICK, exc)
             _forget_asyncio()
     import asyncio

@@ -133,7 +133,7 @@ def install() -> bool:
         _cache = _Cache(path, _read(path))
         dataclasses.exec = _dataclasses_exec  # type: ignore[attr-defined]
         typing.compile = _typing_compile  # type: ignore[attr-defined]
-    except Exception as exc:  # noqa: BLE001 - the plain way follows
+    except Exception as exc:  # the plain way follows
         fell_back(TRICK, exc)
         uninstall()
         return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ..config import OAuthRef
 from .errors import KeyringUnavailable
@@ -30,7 +30,7 @@ def login_status(ref: OAuthRef, *, now: float | None = None) -> LoginStatus:
         return LoginStatus(False, "sign-in expired or revoked (run `kimi login`)")
     now = time.time() if now is None else now
     if token.expires_at:
-        when = datetime.fromtimestamp(token.expires_at, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        when = datetime.fromtimestamp(token.expires_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
         if token.expires_at <= now:
             if not token.refresh_token:
                 return LoginStatus(False, f"sign-in expired {when} (run `kimi login`)")

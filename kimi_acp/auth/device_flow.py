@@ -49,7 +49,7 @@ def _open_browser(url: str) -> bool:
         import webbrowser
 
         return bool(webbrowser.open(url))
-    except Exception:  # noqa: BLE001 - the printed URL is enough
+    except Exception:  # the printed URL is enough
         return False
 
 

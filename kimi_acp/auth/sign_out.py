@@ -68,6 +68,6 @@ def sign_out(path: Path | None = None) -> SignOutResult:
             note = f"removed the Kimi account's models from {path}"
     except ConfigError as exc:
         note = f"{path} was not changed: {exc}"
-    except Exception as exc:  # noqa: BLE001 - tomlkit errors: the tokens are gone, say what was not done
+    except Exception as exc:  # tomlkit errors: the tokens are gone, say what was not done
         note = f"{path} was not changed ({type(exc).__name__}); remove the managed:kimi-code entries by hand"
     return SignOutResult(removed, note)

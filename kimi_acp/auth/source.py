@@ -95,7 +95,7 @@ def _refresh_locked(ref: OAuthRef, *, stale_access: str | None, force: bool) -> 
         current = load_token(ref)
     except KeyringUnavailable as exc:
         raise SignInRequired(str(exc)) from None
-    if current is None or not current.access_token and not current.refresh_token:
+    if current is None or (not current.access_token and not current.refresh_token):
         raise SignInRequired(NOT_SIGNED_IN)
     if stale_access is not None and current.access_token and current.access_token != stale_access:
         return current  # another session or process refreshed while we waited

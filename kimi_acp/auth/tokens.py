@@ -181,7 +181,7 @@ def load_keyring(key: str) -> OAuthToken | None:
     module = _keyring()
     try:
         raw = module.get_password(KEYRING_SERVICE, key)
-    except Exception as exc:  # noqa: BLE001 - any backend failure means "no usable keyring"
+    except Exception as exc:  # any backend failure means "no usable keyring"
         raise KeyringUnavailable(f"cannot read the OS keyring ({type(exc).__name__}); run `kimi login` to sign in again") from None
     if not raw:
         return None
@@ -199,7 +199,7 @@ def delete_keyring(key: str) -> bool:
         return False
     try:
         module.delete_password(KEYRING_SERVICE, key)
-    except Exception:  # noqa: BLE001 - nothing stored, or no backend: nothing to delete
+    except Exception:  # nothing stored, or no backend: nothing to delete
         return False
     return True
 

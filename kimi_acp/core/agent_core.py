@@ -39,7 +39,6 @@ from ..wire.types import (
     ImageURLPart,
     QuestionRequest,
     Request,
-    StatusUpdate,
     SteerInput,
     StepBegin,
     StepInterrupted,
@@ -71,13 +70,22 @@ from .step import run_step
 from .stream import MessageStream
 from .titles import ask_for_title, first_exchange
 from .toolset import ToolOutcome, Toolset
-from .turn import INTERNAL_SIGNALS, CommandsChanged, FromUser, ModeChanged, NestedTurn, TitleChanged, ToolStarted, TurnResult
+from .turn import (
+    INTERNAL_SIGNALS,
+    CommandsChanged,
+    FromUser,
+    ModeChanged,
+    NestedTurn,
+    TitleChanged,
+    ToolStarted,
+    TurnResult,
+)
 from .usage import UsageMeter
 
 if TYPE_CHECKING:
     from .undo import Checkpoints
 
-__all__ = ["AgentCore", "FromUser", "INTERNAL_SIGNALS", "ModeChanged", "TitleChanged", "TurnResult"]
+__all__ = ["INTERNAL_SIGNALS", "AgentCore", "FromUser", "ModeChanged", "TitleChanged", "TurnResult"]
 
 log = logging.getLogger(__name__)
 
@@ -444,7 +452,7 @@ class AgentCore:
             try:
                 ending = self.hooks.run("SessionEnd", "exit", {"reason": "exit"})
                 await asyncio.wait_for(ending, SESSION_END_WAIT_S)
-            except (asyncio.TimeoutError, Exception):
+            except (TimeoutError, Exception):
                 log.warning("session %s: SessionEnd hooks did not finish", self.session.id)
         try:
             await self.hooks.settle(cancel=True)

@@ -31,7 +31,6 @@ from ..util import secrets
 from ..wire.types import ApprovalRequest, ApprovalResponse, DisplayBlock
 from .card_text import visible_request
 
-
 # A subagent works for the model: the user's session (its modes, model, sandbox, directories) is not its to change.
 SUBAGENT_REFUSED = "A subagent cannot change the user's session ({what}): only the user can."
 
@@ -224,8 +223,7 @@ class Approvals:
             return ApprovalResponse(request_id=req.id, response=answer)  # type: ignore[arg-type]
         if isinstance(answer, dict):
             try:
-                parsed = ApprovalResponse.model_validate({**answer, "request_id": req.id})
-                return parsed
+                return ApprovalResponse.model_validate({**answer, "request_id": req.id})
             except ValidationError:
                 pass
         # Anything unintelligible is a rejection: never run a tool on a garbled answer.

@@ -25,7 +25,14 @@ from typing import TextIO
 from pydantic import ValidationError
 
 from ..llm.types import Message
-from ..util.fs import atomic_write_text, ends_with_newline, file_stamp, fsync_dir, iter_json_objects, open_private
+from ..util.fs import (
+    atomic_write_text,
+    ends_with_newline,
+    file_stamp,
+    fsync_dir,
+    iter_json_objects,
+    open_private,
+)
 from .messages import estimate_tokens
 
 log = logging.getLogger(__name__)

@@ -189,7 +189,7 @@ def _listing(work_dir: Path) -> str:
         return ""
     names = []
     for entry in entries:
-        if entry.name in (".git",):
+        if entry.name == ".git":
             continue
         try:
             suffix = "/" if entry.is_dir() else ""

@@ -159,7 +159,7 @@ async def _record_cut_short(host: StepHost, state: _StepState) -> None:
             results.append(cancelled)
     if state.text or state.think or state.calls:
         messages = [state.assistant()]
-        messages += [tool_result_message(c.id, r) for c, r in zip(state.calls, results)]
+        messages += [tool_result_message(c.id, r) for c, r in zip(state.calls, results, strict=True)]
         host.context.append(messages)
 
 

@@ -33,7 +33,15 @@ from ..errors import PermissionDenied
 from ..llm.types import ToolSpec
 from ..permissions.redaction import scrubbed
 from ..tools import DeferredTool
-from ..tools.base import DEFAULT_TOOL_ENV, Tool, ToolContext, ToolEnv, ToolRejectedError, real_path, tool_error
+from ..tools.base import (
+    DEFAULT_TOOL_ENV,
+    Tool,
+    ToolContext,
+    ToolEnv,
+    ToolRejectedError,
+    real_path,
+    tool_error,
+)
 from ..tools.external import ExternalTool, SchemaTool
 from ..util import secrets
 from ..wire.serde import describe_validation_error

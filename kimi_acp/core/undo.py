@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import logging
 import os
 import re
@@ -430,7 +431,7 @@ def build_plan(records: Sequence[TurnRecord], roots_now: Sequence[str], *, force
         if target.same(expected):
             continue  # the turns together changed nothing here
         op = Op(root, path, target, expected)
-        for (seq_a, a), (seq_b, b) in zip(chain, chain[1:]):
+        for (seq_a, a), (seq_b, b) in itertools.pairwise(chain):
             if not a.after.same(b.before):
                 op.between = (
                     f"changed between two of the turns (after turn {seq_a}, before turn {seq_b}), not by the agent"
@@ -569,7 +570,7 @@ class UndoReport:
                 + "\n".join(f"- `{p}`: {why}" for p, why in self.left[:SHOWN_PATHS])
                 + _more(self.left)
             )
-            if any(why in (CHANGED_SINCE,) or why.startswith("changed between") for _, why in self.left):
+            if any(why == CHANGED_SINCE or why.startswith("changed between") for _, why in self.left):
                 lines.append(
                     "`/undo --force` overwrites files changed since; "
                     "run `/undo N --dry-run` first to see what it would do."
@@ -773,10 +774,10 @@ async def _approve_protected(host: UndoHost, decisions: Sequence[Decision]) -> l
             action="restore protected files",
             description="Restore " + ", ".join(f"`{n}`" for n in names) + " to their state before the turns",
             display=[
-                BriefDisplayBlock(text="\n".join(f"{n}: {d.protected}" for n, d in zip(names, protected)))
+                BriefDisplayBlock(text="\n".join(f"{n}: {d.protected}" for n, d in zip(names, protected, strict=True)))
             ],
             warning="Undo would write protected paths: "
-            + "; ".join(f"{n} is {d.protected}" for n, d in zip(names, protected)),
+            + "; ".join(f"{n} is {d.protected}" for n, d in zip(names, protected, strict=True)),
         )
     except (ToolRejectedError, PermissionDenied):
         return []

@@ -56,8 +56,7 @@ def window_of_text(text: str, offset: int, limit: int, *, max_line_chars: int, m
     for line in lines[start - 1 : start - 1 + limit]:
         if chars > max_chars:
             break
-        if line.endswith("\r"):
-            line = line[:-1]
+        line = line.removesuffix("\r")
         if len(line) > max_line_chars:
             line = line[:max_line_chars]
             cut.add(len(out))

@@ -185,10 +185,8 @@ def _next_line(f: BufferedReader, chunk: bytearray, max_chars: int, path: Path) 
     if not complete:
         _skip_rest_of_line(f, chunk)
         return text[:max_chars], True
-    if text.endswith("\n"):
-        text = text[:-1]
-    if text.endswith("\r"):
-        text = text[:-1]
+    text = text.removesuffix("\n")
+    text = text.removesuffix("\r")
     if len(text) > max_chars:
         return text[:max_chars], True
     return text, False

@@ -332,7 +332,7 @@ class TaskTable:
             output = await asyncio.wait_for(job(), task.timeout_s)
             _append(task.output_path, output)
             returncode = 0
-        except asyncio.TimeoutError:
+        except TimeoutError:
             task.timed_out = True
             task.reason = f"Killed by timeout ({int(task.timeout_s)}s)"
             returncode = None

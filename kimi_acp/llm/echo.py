@@ -82,13 +82,13 @@ def parse_echo_script(text: str) -> EchoScript:
     script = EchoScript()
     for lineno, raw_line in enumerate(text.splitlines(), start=1):
         line = raw_line.strip()
-        if not line or line.startswith("#") or line.startswith("```") or line.lower() == "echo":
+        if not line or line.startswith(("#", "```")) or line.lower() == "echo":
             continue
         key, sep, payload = line.partition(":")
         if not sep:
             raise ChatProviderError(f"Invalid echo DSL at line {lineno}: {raw_line!r}")
         kind = key.strip().lower()
-        payload = payload[1:] if payload.startswith(" ") else payload
+        payload = payload.removeprefix(" ")
         where = f"at line {lineno}: {raw_line!r}"
         if kind == "id":
             script.message_id = _strip_quotes(payload.strip()) or None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import (  # noqa: F401  (the provider part of the tree, imported from here by llm/ and the core)
+from ..errors import (  # the provider part of the tree, imported from here by llm/ and the core
     APIConnectionError,
     APIEmptyResponseError,
     APIStatusError,

@@ -50,8 +50,7 @@ class SSEParser:
         if self._after_cr:
             # The previous piece ended with "\r": a leading "\n" completes that CRLF.
             self._after_cr = False
-            if text.startswith("\n"):
-                text = text[1:]
+            text = text.removeprefix("\n")
         if self._partial:
             text = self._partial + text
         if "\r" in text:

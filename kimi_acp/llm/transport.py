@@ -67,7 +67,7 @@ def import_aiohttp_in_background() -> None:
     def load() -> None:
         try:
             _import_aiohttp()
-        except Exception as exc:  # noqa: BLE001 - any failure keeps httpx's transport
+        except Exception as exc:  # any failure keeps httpx's transport
             log.debug("aiohttp not usable, staying on httpx's transport: %s", exc)
             return
         # Its ~11k long-lived objects out of the collector's sight (as `early.settle_heap` does

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Union
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,7 +26,7 @@ ThinkingEffort = Literal["off", "low", "medium", "high"]
 
 # A streamed reply is a sequence of these. A ToolCall opens a call (its `arguments` may hold the
 # first fragment or None); each following ToolCallPart appends to the arguments of that call.
-StreamPart = Union[TextPart, ThinkPart, ImageURLPart, AudioURLPart, VideoURLPart, ToolCall, ToolCallPart]
+StreamPart = TextPart | ThinkPart | ImageURLPart | AudioURLPart | VideoURLPart | ToolCall | ToolCallPart
 
 
 def arguments_object(arguments: str | None) -> dict[str, Any]:
@@ -53,7 +53,7 @@ class Message(BaseModel):
     model_config = ConfigDict(extra="ignore", defer_build=True)
 
     role: Role
-    content: Union[str, list[ContentPart]] = ""
+    content: str | list[ContentPart] = ""
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None

@@ -246,7 +246,7 @@ class McpConnection:
                 gen.session = session
                 gen.ready.set_result(None)
                 await gen.wake.wait()
-        except BaseException as exc:  # noqa: BLE001 - a runner ends with its reason, whatever it is
+        except BaseException as exc:  # a runner ends with its reason, whatever it is
             gen.error = exc
             if not gen.ready.done():
                 gen.ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))

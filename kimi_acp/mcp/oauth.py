@@ -199,7 +199,7 @@ class LoopbackCallback:
         assert self._result is not None
         try:
             return await asyncio.wait_for(asyncio.shield(self._result), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise TimeoutError(f"no answer from the browser within {timeout:g} s") from None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -223,7 +223,7 @@ class LoopbackCallback:
             else:
                 _respond(writer, 400, "This is not an authorization answer.")
             await writer.drain()
-        except (asyncio.TimeoutError, ConnectionError):
+        except (TimeoutError, ConnectionError):
             pass
         finally:
             writer.close()

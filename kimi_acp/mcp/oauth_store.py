@@ -149,7 +149,7 @@ class OAuthStore:
     def _put(self, collection: str, suffix: str, value: dict[str, Any], *, ttl: float | None) -> None:
         directory = self._collection_dir(collection)
         self._ensure_collection(collection, directory)
-        now = datetime.datetime.now(datetime.timezone.utc)
+        now = datetime.datetime.now(datetime.UTC)
         entry: dict[str, Any] = {"created_at": now.isoformat(), "value": value, "version": 1}
         if ttl:
             entry["expires_at"] = (now + datetime.timedelta(seconds=float(ttl))).isoformat()
@@ -162,7 +162,7 @@ class OAuthStore:
         directory.mkdir(mode=0o700, exist_ok=True)
         info = directory.with_name(f"{directory.name}-info.json")
         if not info.exists():
-            created = datetime.datetime.now(datetime.timezone.utc).isoformat()
+            created = datetime.datetime.now(datetime.UTC).isoformat()
             document = {"collection": collection, "created_at": created, "directory": str(directory), "version": 1}
             _write_private(info, json.dumps(document, sort_keys=True))
 
@@ -190,7 +190,7 @@ def _parse_time(text: str) -> float:
     except ValueError:
         return 0.0
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
+        moment = moment.replace(tzinfo=datetime.UTC)
     return moment.timestamp()
 
 

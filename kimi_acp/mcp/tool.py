@@ -51,7 +51,7 @@ class McpTool(SchemaTool):
         secrets: Collection[str] = (),
         max_output_chars: int = MAX_OUTPUT_CHARS,
     ) -> None:
-        schema = remote.input_schema if remote.input_schema else EMPTY_SCHEMA
+        schema = remote.input_schema or EMPTY_SCHEMA
         super().__init__(name, mcp_description(server.name, remote.description), schema, lenient=True)
         self.remote = remote
         self.server = server

@@ -165,7 +165,7 @@ def _git_config_writes(command: SimpleCommand, bases: list[Path] | None, env: Ma
     except ValueError:
         return
     options = [v for v in values[at + 1 :] if v is not None]
-    if options and options[0] in _GIT_CONFIG_READS or any(v in ("--get", "--get-all", "-l", "--list") for v in options):
+    if (options and options[0] in _GIT_CONFIG_READS) or any(v in ("--get", "--get-all", "-l", "--list") for v in options):
         return
     if any(v in ("-f", "--file", "--blob") or (v or "").startswith(("--file=", "--blob=")) for v in options):
         return  # the file is one of the words, already named

@@ -153,13 +153,13 @@ FORMS: tuple[Form, ...] = (
     ),
     Form(("pwd",), "prints the working directory", operands="none", letters="LP"),
     Form(("cd",), "moves the rest of the line to a directory (the files it names later are read from there)",
-         letters="LPe@", max_operands=1),  # fmt: skip
+         letters="LPe@", max_operands=1),
     Form(("echo",), "prints its arguments", operands="text", letters="neE"),
     Form(("printf",), "prints its arguments (without -v, which sets a variable)", operands="text"),
     Form(("true",), "does nothing", operands="text"),
     Form(("false",), "does nothing", operands="text"),
     Form(("basename",), "prints a name's last part", operands="text", letters="asz", valued=_set("-s --suffix"),
-         flags=_set("--multiple --zero")),  # fmt: skip
+         flags=_set("--multiple --zero")),
     Form(("dirname",), "prints a name's directory part", operands="text", letters="z", flags=_set("--zero")),
     Form(
         ("realpath",),
@@ -246,7 +246,7 @@ FORMS: tuple[Form, ...] = (
         valued=_set("-b --bytes -c --characters -f --fields -d --delimiter --output-delimiter"),
     ),
     Form(("tr",), "changes characters of its input", operands="text", letters="cdstC",
-         flags=_set("--complement --delete --squeeze-repeats --truncate-set1")),  # fmt: skip
+         flags=_set("--complement --delete --squeeze-repeats --truncate-set1")),
     Form(
         ("diff",),
         "compares files",
@@ -270,9 +270,9 @@ FORMS: tuple[Form, ...] = (
         recursive=_set("-r --recursive"),
     ),
     Form(("cmp",), "compares files byte by byte", letters="blsz", flags=_set("--print-bytes --verbose --quiet --silent"),
-         valued=_set("-i --ignore-initial -n --bytes")),  # fmt: skip
+         valued=_set("-i --ignore-initial -n --bytes")),
     Form(("comm",), "compares sorted files", letters="123z", flags=_set("--check-order --nocheck-order --total --zero-terminated"),
-         valued=_set("--output-delimiter")),  # fmt: skip
+         valued=_set("--output-delimiter")),
     # ------------------------------------------------------------------ searching
     *(
         Form(
@@ -357,11 +357,11 @@ FORMS: tuple[Form, ...] = (
     ),
     Form(("git", "log"), "shows history", operands="revisions+paths", numbers=True, flags=_GIT_LOG_FLAGS, valued=_GIT_LOG_VALUED),
     Form(("git", "show"), "shows commits and objects", operands="revisions+paths", numbers=True, flags=_GIT_LOG_FLAGS,
-         valued=_GIT_LOG_VALUED),  # fmt: skip
+         valued=_GIT_LOG_VALUED),
     Form(("git", "diff"), "shows changes", operands="revisions+paths", flags=_GIT_DIFF_FLAGS, valued=_GIT_DIFF_VALUED),
     Form(("git", "shortlog"), "sums up history", operands="revisions+paths", letters="nsec",
          flags=_set("--numbered --summary --email --committer --all --no-merges --merges"),
-         valued=_set("--format --group -w --since --until --author")),  # fmt: skip
+         valued=_set("--format --group -w --since --until --author")),
     Form(
         ("git", "branch"),
         "lists branches (with only listing options; naming a branch without --list would create it)",
@@ -373,27 +373,27 @@ FORMS: tuple[Form, ...] = (
     ),
     Form(("git", "tag"), "lists tags (only with -l / --list; a name without it creates one)", operands="text",
          operands_only_with=_set("-l --list"), letters="ln", numbers=True, flags=_set("--list --ignore-case --column --no-column"),
-         valued=_set("--contains --no-contains --merged --no-merged --points-at --sort --format --color")),  # fmt: skip
+         valued=_set("--contains --no-contains --merged --no-merged --points-at --sort --format --color")),
     Form(("git", "rev-parse"), "resolves names to commits and paths", operands="text",
          flags=_set("""--show-toplevel --show-prefix --show-cdup --git-dir --git-common-dir --absolute-git-dir
          --is-inside-work-tree --is-inside-git-dir --is-bare-repository --is-shallow-repository --abbrev-ref
          --symbolic --symbolic-full-name --verify --quiet -q --short --all --branches --tags --remotes
          --show-superproject-working-tree --show-object-format"""),
-         valued=_set("--short --abbrev-ref --path-format --default")),  # fmt: skip
+         valued=_set("--short --abbrev-ref --path-format --default")),
     Form(("git", "ls-files"), "lists tracked files", letters="cdmoiskuvfteztz",
          flags=_set("""--cached --deleted --modified --others --ignored --stage --killed --unmerged --directory
          --no-empty-directory --eol --full-name --recurse-submodules --error-unmatch --exclude-standard
          --sparse --deduplicate --debug"""),
          valued=_set("-x --exclude -X --exclude-from --exclude-per-directory --abbrev --format --with-tree"),
-         paths=_set("-X --exclude-from")),  # fmt: skip
+         paths=_set("-X --exclude-from")),
     Form(("git", "ls-tree"), "lists a tree's entries", operands="revisions+paths", letters="dlrtz",
          flags=_set("--long --name-only --name-status --object-only --full-name --full-tree"),
-         valued=_set("--abbrev --format")),  # fmt: skip
+         valued=_set("--abbrev --format")),
     Form(("git", "blame"), "shows who changed each line (without --contents or -S, which read other files)",
          operands="revisions+paths", letters="bcflnpsteMCw", numbers=False,
          flags=_set("""--root --show-stats --score-debug --show-name --show-number --porcelain --line-porcelain
          --incremental --show-email --minimal --abbrev"""),
-         valued=_set("-L --since --abbrev --date --ignore-rev --color-lines --color-by-age")),  # fmt: skip
+         valued=_set("-L --since --abbrev --date --ignore-rev --color-lines --color-by-age")),
     Form(
         ("git", "grep"),
         "searches tracked files (without -O / --open-files-in-pager, which runs a program)",
@@ -413,28 +413,28 @@ FORMS: tuple[Form, ...] = (
     ),
     Form(("git", "describe"), "names a commit by its tags", operands="text",
          flags=_set("--all --tags --contains --long --always --first-parent --exact-match --dirty --broken"),
-         valued=_set("--abbrev --candidates --match --exclude --dirty --broken")),  # fmt: skip
+         valued=_set("--abbrev --candidates --match --exclude --dirty --broken")),
     Form(("git", "cat-file"), "prints objects (without --textconv or --filters, which run programs)", operands="text",
-         letters="tspe", flags=_set("--allow-unknown-type --mailmap --no-mailmap")),  # fmt: skip
+         letters="tspe", flags=_set("--allow-unknown-type --mailmap --no-mailmap")),
     Form(("git", "rev-list"), "lists commits", operands="revisions+paths", numbers=True,
-         flags=_GIT_LOG_FLAGS | _set("--count --objects --reverse"), valued=_GIT_LOG_VALUED),  # fmt: skip
+         flags=_GIT_LOG_FLAGS | _set("--count --objects --reverse"), valued=_GIT_LOG_VALUED),
     Form(("git", "merge-base"), "finds a common ancestor", operands="text",
-         flags=_set("--all --octopus --independent --is-ancestor --fork-point"), letters="a"),  # fmt: skip
+         flags=_set("--all --octopus --independent --is-ancestor --fork-point"), letters="a"),
     Form(("git", "show-ref"), "lists references", operands="text",
          flags=_set("--head --heads --tags --branches --dereference --hash --verify --quiet --abbrev"),
-         valued=_set("--hash --abbrev"), letters="dsq"),  # fmt: skip
+         valued=_set("--hash --abbrev"), letters="dsq"),
     Form(("git", "for-each-ref"), "lists references", operands="text",
          flags=_set("--shell --perl --python --tcl --ignore-case --omit-empty --include-root-refs"),
-         valued=_set("--count --sort --format --points-at --merged --no-merged --contains --no-contains --exclude")),  # fmt: skip
+         valued=_set("--count --sort --format --points-at --merged --no-merged --contains --no-contains --exclude")),
     Form(("git", "remote"), "lists remotes (with -v at most: its subcommands change them or reach the network)",
-         operands="none", letters="v", flags=_set("--verbose")),  # fmt: skip
+         operands="none", letters="v", flags=_set("--verbose")),
     Form(("git", "stash", "list"), "lists stashes", operands="revisions+paths", flags=_GIT_LOG_FLAGS, valued=_GIT_LOG_VALUED),
     Form(("git", "reflog"), "shows the reference log", operands="text", numbers=True, flags=_GIT_LOG_FLAGS,
-         valued=_GIT_LOG_VALUED),  # fmt: skip
+         valued=_GIT_LOG_VALUED),
     Form(("git", "reflog", "show"), "shows the reference log", operands="text", numbers=True, flags=_GIT_LOG_FLAGS,
-         valued=_GIT_LOG_VALUED),  # fmt: skip
+         valued=_GIT_LOG_VALUED),
     Form(("git", "check-ignore"), "tells whether paths are ignored", letters="qvnz",
-         flags=_set("--quiet --verbose --non-matching --no-index")),  # fmt: skip
+         flags=_set("--quiet --verbose --non-matching --no-index")),
     Form(("git", "count-objects"), "counts objects", operands="none", letters="vH", flags=_set("--verbose --human-readable")),
     Form(("git", "version"), "prints git's version", operands="none", flags=_set("--build-options")),
 )
@@ -451,15 +451,11 @@ GIT_GLOBAL_DIRECTORY = "-C"
 # -exec, -execdir, -ok, -okdir, -delete, -fprint, -fprint0, -fprintf, -fls (run or write).
 FIND_PRIMARIES: dict[str, int] = {
     **dict.fromkeys(
-        """-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname -type -xtype
-        -maxdepth -mindepth -mtime -atime -ctime -mmin -amin -cmin -newer -anewer -cnewer -size -perm
-        -user -group -uid -gid -links -inum -samefile -regextype -printf -used -fstype -context""".split(),
+        ["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname", "-type", "-xtype", "-maxdepth", "-mindepth", "-mtime", "-atime", "-ctime", "-mmin", "-amin", "-cmin", "-newer", "-anewer", "-cnewer", "-size", "-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum", "-samefile", "-regextype", "-printf", "-used", "-fstype", "-context"],
         1,
     ),
     **dict.fromkeys(
-        """-empty -readable -writable -executable -nouser -nogroup -print -print0 -prune -quit -true -false
-        -depth -xdev -mount -noleaf -follow -ls -daystart -ignore_readdir_race -noignore_readdir_race -not
-        ! -a -and -o -or ( ) ,""".split(),
+        ["-empty", "-readable", "-writable", "-executable", "-nouser", "-nogroup", "-print", "-print0", "-prune", "-quit", "-true", "-false", "-depth", "-xdev", "-mount", "-noleaf", "-follow", "-ls", "-daystart", "-ignore_readdir_race", "-noignore_readdir_race", "-not", "!", "-a", "-and", "-o", "-or", "(", ")", ","],
         0,
     ),
 }

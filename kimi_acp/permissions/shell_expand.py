@@ -13,6 +13,7 @@ anything.
 from __future__ import annotations
 
 import glob as _glob
+import itertools
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,7 +41,7 @@ class PartialEnvironment(dict[str, str]):
     one not in it, is unknown. A command run in the IDE's terminal gets the IDE's environment, which
     the agent does not know; a line that sets a variable itself makes that one unknown."""
 
-    def __init__(self, values: Mapping[str, str] = {}, *, complete: bool = False, unknown: frozenset[str] = frozenset()) -> None:  # noqa: B006
+    def __init__(self, values: Mapping[str, str] = {}, *, complete: bool = False, unknown: frozenset[str] = frozenset()) -> None:
         super().__init__(values)
         self.complete = complete
         self.unknown = unknown
@@ -204,7 +205,7 @@ def _split_braces(chars: Chars, start: int) -> tuple[int | None, list[Chars] | N
                 body = chars[start + 1 : index]
                 if commas:
                     bounds = [start, *commas, index]
-                    return index, [chars[a + 1 : b] for a, b in zip(bounds, bounds[1:])]
+                    return index, [chars[a + 1 : b] for a, b in itertools.pairwise(bounds)]
                 sequence = _sequence("".join(c for c, _ in body)) if not any(q for _, q in body) else None
                 if sequence is None:
                     return None, None

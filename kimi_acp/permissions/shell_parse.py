@@ -405,7 +405,7 @@ class _Walker:
 
     def unquoted(self, text: str, parts: list[Part], *, first: bool) -> None:
         if first and text.startswith("~"):
-            name, slash, _ = text[1:].partition("/")
+            name = text[1:].partition("/")[0]
             if name:
                 self.complex(f"`~{name}`, another user's home")
                 parts.append(Part("opaque", text))
@@ -576,9 +576,7 @@ def brace_expands(text: str) -> bool:
             continue
         if char == "{" and not (index and text[index - 1] == "$"):
             stack.append((index, False))
-        elif char == "," and stack:
-            stack[-1] = (stack[-1][0], True)
-        elif char == "." and stack and text[index : index + 2] == "..":
+        elif (char == "," and stack) or (char == "." and stack and text[index : index + 2] == ".."):
             stack[-1] = (stack[-1][0], True)
         elif char == "}" and stack:
             _, expands = stack.pop()

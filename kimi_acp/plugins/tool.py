@@ -73,7 +73,7 @@ class PluginTool(SchemaTool):
             stdout, stderr = await asyncio.wait_for(
                 proc.communicate((arguments_json or "{}").encode("utf-8")), self.timeout_s
             )
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await _kill(proc)
             return self._failure(f"timed out after {self.timeout_s:g}s", "Timeout")
         except asyncio.CancelledError:

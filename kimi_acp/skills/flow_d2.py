@@ -19,15 +19,14 @@ Errors name the line.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 from .flow_graph import Flow, FlowEdge, FlowError, NodeTable
 
 # Keys that style a node or the diagram (`x.shape`, `x.style.fill`, `direction: right`).
 _PROPERTIES = frozenset(
-    "shape style label link icon near width height direction grid-rows grid-columns grid-gap font-size "
-    "font-family font-color stroke fill opacity padding border-radius shadow sketch animated multiple "
-    "constraint tooltip top left class".split()
+    ["shape", "style", "label", "link", "icon", "near", "width", "height", "direction", "grid-rows", "grid-columns", "grid-gap", "font-size", "font-family", "font-color", "stroke", "fill", "opacity", "padding", "border-radius", "shadow", "sketch", "animated", "multiple", "constraint", "tooltip", "top", "left", "class"]
 )
 _SETTINGS = frozenset({"direction", "vars", "classes", "layout-engine"})
 
@@ -57,7 +56,7 @@ def parse_d2(code: str) -> Flow:
         label = _label(edge_label, number) if edge_label is not None else None
         for node_id in ids:
             node(node_id, None, number)
-        for index, (src, dst) in enumerate(zip(ids, ids[1:])):
+        for index, (src, dst) in enumerate(itertools.pairwise(ids)):
             is_last = index == len(ids) - 2
             edges.setdefault(src, []).append(FlowEdge(src, dst, label if is_last else None))
     return nodes.flow(edges)

@@ -41,8 +41,7 @@ if TYPE_CHECKING:
     from ..core.prompt import SkillSummary
     from ..core.slash import SlashCommand
     from ..core.slash_host import SlashHost
-    from ..core.turn import SlashPrompt
-    from ..core.turn import TurnResult
+    from ..core.turn import SlashPrompt, TurnResult
     from .flows import Flow
 
 # The early Wire `initialize` answer imports this module on the main thread while the server
@@ -111,7 +110,7 @@ def split_front_matter(text: str) -> tuple[str | None, str]:
 
 _PLAIN_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*): +(\S.*?) *")
 _NOT_PLAIN = re.compile(r":\s|:$|\s#")
-_YAML_WORDS = frozenset("true false yes no on off y n null".split())
+_YAML_WORDS = frozenset(["true", "false", "yes", "no", "on", "off", "y", "n", "null"])
 
 
 def _plain_front_matter(front: str) -> dict[str, Any] | None:
@@ -198,7 +197,7 @@ def skill_prompt(skill: Skill, request: str) -> str:
 
 
 class _Cached:
-    __slots__ = ("stamp", "skill", "problem")
+    __slots__ = ("problem", "skill", "stamp")
 
     def __init__(self, stamp: tuple[int, int], skill: Skill | None, problem: str | None) -> None:
         self.stamp, self.skill, self.problem = stamp, skill, problem
@@ -333,8 +332,7 @@ class SkillProvider:
     @staticmethod
     def _skill_handler(skill: Skill) -> Any:
         async def run(host: SlashHost, args: str) -> TurnResult | SlashPrompt:
-            from ..core.turn import SlashPrompt
-            from ..core.turn import TurnResult
+            from ..core.turn import SlashPrompt, TurnResult
 
             try:
                 return SlashPrompt(skill_prompt(skill, args))

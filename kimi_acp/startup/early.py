@@ -188,7 +188,7 @@ class _ImportGate:
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
         self._preloader.wait_if_paused()
-        return None
+        return
 
 
 def settle_heap() -> None:

@@ -53,7 +53,8 @@ class StdoutWriter:
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while self._transport.get_write_buffer_size() and loop.time() < deadline:
+        # the transport has no "drained" event to wait on
+        while self._transport.get_write_buffer_size() and loop.time() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.005)
 
     def close(self) -> None:

@@ -76,7 +76,7 @@ def warm_up_in_background(resolved: Any = None, *, model: Callable[[], Any] | No
                 loop.call_soon(next_step)
                 return
             target = resolved if model is None else model()
-        except Exception:  # noqa: BLE001 - a warm-up never breaks the server; the real use reports it
+        except Exception:  # a warm-up never breaks the server; the real use reports it
             return
         settle_heap()  # what the warm-up loaded is as long-lived as the preload
         module = _provider_module(target)
@@ -105,5 +105,5 @@ def _warm_http(module: str) -> None:
 
         importlib.import_module(module)
         http.shared_ssl_context()
-    except Exception:  # noqa: BLE001 - the first request reports what is wrong
+    except Exception:  # the first request reports what is wrong
         pass

@@ -38,7 +38,7 @@ BUILTIN_TOOL_NAMES: tuple[str, ...] = tuple(name for name, _, _ in BUILTIN_TOOLS
 class DeferredTool:
     """A built-in tool not created yet: its name now, the tool on `create()` (a new instance)."""
 
-    __slots__ = ("name", "_module", "_class")
+    __slots__ = ("_class", "_module", "name")
 
     def __init__(self, name: str, module: str, class_name: str) -> None:
         self.name = name

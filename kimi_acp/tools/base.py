@@ -10,8 +10,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict
 

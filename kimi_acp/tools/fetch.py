@@ -77,7 +77,7 @@ class FetchURL(Tool[FetchURLParams]):
 
     async def run(self, params: FetchURLParams, ctx: ToolContext) -> ToolReturnValue:
         url = params.url.strip()
-        if not re.match(r"https?://", url, re.I):
+        if not re.match(r"https?://", url, re.IGNORECASE):
             return tool_error(
                 f"`{params.url}` is not an http(s) URL. Give a full URL starting with http:// or https://.",
                 brief="Invalid URL",

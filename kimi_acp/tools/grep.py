@@ -350,7 +350,7 @@ def _parse_rg_output(text: str, params: GrepParams, work_dir: Path, approved: Pa
             if lines and lines[-1] != "--":
                 lines.append(rest)
             continue
-        shown = name[2:] if name.startswith("./") else name
+        shown = name.removeprefix("./")
         if holds_credentials(work_dir / shown, approved):
             if shown not in withheld:
                 withheld.append(shown)

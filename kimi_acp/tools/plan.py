@@ -21,11 +21,11 @@ from __future__ import annotations
 import logging
 import uuid
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..kaos.base import BinaryFileError
+from ..llm.types import ToolSpec
 from ..wire.types import (
     PlanDisplay,
     PlanQuestion,
@@ -35,7 +35,6 @@ from ..wire.types import (
     QuestionResponse,
     ToolReturnValue,
 )
-from ..llm.types import ToolSpec
 from .base import Params, PlanHost, Tool, ToolContext, ToolEnv, ToolRejectedError, tool_error, tool_ok
 
 log = logging.getLogger(__name__)

@@ -65,7 +65,7 @@ def split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    return [line.removesuffix("\r") for line in lines]
 
 
 async def read_text_or_error(ctx: ToolContext, path: Path, *, what: str = "read") -> str | ToolReturnValue:

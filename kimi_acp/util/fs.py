@@ -8,7 +8,6 @@ dir found open to other users is closed once (`private_share_dir`)."""
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
@@ -60,7 +59,7 @@ def iter_json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     fatal: a session file must always load.
     """
     try:
-        f = open(path, encoding="utf-8", errors="replace")
+        f = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by the `with` below)
     except OSError:
         return
     with f:

@@ -59,7 +59,7 @@ _INVISIBLE = (
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _PRINTABLE_LINES = re.compile(r"[\x20-\x7e\n\t]*")
 _PRINTABLE_LINE = re.compile(r"[\x20-\x7e]*")
-_PADDING = re.compile(r"[ \t]{%d,}|\n(?:[ \t]*\n){%d,}" % (PAD_SPACES + 1, PAD_LINES))
+_PADDING = re.compile(rf"[ \t]{{{PAD_SPACES + 1},}}|\n(?:[ \t]*\n){{{PAD_LINES},}}")
 _BACKTICKS = re.compile(r"`+")
 _TOKEN = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|[ntr])|⟨[^⟩\n]*⟩")  # an escape or a marker
 _INFO = re.compile(r"[A-Za-z0-9_+.-]*")
@@ -121,7 +121,7 @@ def _odd_runs(lines: bool, padding: bool) -> re.Pattern[str]:
     """Runs of characters that need a look (anything but printable ASCII, the newlines and tabs of
     multi-line text, and the BMP characters that stay), and with `padding` long blank runs."""
     odd = "[^\\x20-\\x7e" + ("\\n\\t" if lines else "") + _kept_class() + "]+"
-    blank = (r"[ \t]{%d,}" % (PAD_SPACES + 1)) + (r"|\n(?:[ \t]*\n){%d,}" % PAD_LINES if lines else "")
+    blank = rf"[ \t]{{{PAD_SPACES + 1},}}" + (rf"|\n(?:[ \t]*\n){{{PAD_LINES},}}" if lines else "")
     return re.compile(f"(?P<blank>{blank})|(?P<odd>{odd})" if padding else f"(?P<odd>{odd})")
 
 

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 class _Pending:
     """A mergeable message being accumulated (chunks joined once, at flush: no O(n²) concat)."""
 
-    __slots__ = ("kind", "chunks", "first", "encrypted", "timestamp")
+    __slots__ = ("chunks", "encrypted", "first", "kind", "timestamp")
 
     def __init__(self, message: TextPart | ThinkPart | ToolCall, timestamp: float) -> None:
         self.first = message

@@ -8,7 +8,7 @@ carries, so that whichever front end answers it can resolve it.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -67,10 +67,10 @@ class VideoURLPart(_Model):
 
 
 ContentPart = Annotated[
-    Union[TextPart, ThinkPart, ImageURLPart, AudioURLPart, VideoURLPart], Field(discriminator="type")
+    TextPart | ThinkPart | ImageURLPart | AudioURLPart | VideoURLPart, Field(discriminator="type")
 ]
 CONTENT_PART_TYPES: tuple[type[_Model], ...] = (TextPart, ThinkPart, ImageURLPart, AudioURLPart, VideoURLPart)
-UserInput = Union[str, list[ContentPart]]
+UserInput = str | list[ContentPart]
 
 
 def user_input_text(user_input: UserInput) -> str:
@@ -197,21 +197,14 @@ def _display_discriminator(value: Any) -> str:
 
 
 DisplayBlock = Annotated[
-    Union[
-        Annotated[BriefDisplayBlock, Tag("brief")],
-        Annotated[DiffDisplayBlock, Tag("diff")],
-        Annotated[TodoDisplayBlock, Tag("todo")],
-        Annotated[ShellDisplayBlock, Tag("shell")],
-        Annotated[BackgroundTaskDisplayBlock, Tag("background_task")],
-        Annotated[UnknownDisplayBlock, Tag("unknown")],
-    ],
+    Annotated[BriefDisplayBlock, Tag("brief")] | Annotated[DiffDisplayBlock, Tag("diff")] | Annotated[TodoDisplayBlock, Tag("todo")] | Annotated[ShellDisplayBlock, Tag("shell")] | Annotated[BackgroundTaskDisplayBlock, Tag("background_task")] | Annotated[UnknownDisplayBlock, Tag("unknown")],
     Discriminator(_display_discriminator),
 ]
 
 
 class ToolReturnValue(_Model):
     is_error: bool
-    output: Union[str, list[ContentPart]] = ""
+    output: str | list[ContentPart] = ""
     message: str = ""
     display: list[DisplayBlock] = []
     extras: dict[str, Any] | None = None
@@ -553,7 +546,7 @@ class HookRequest(Request["HookResponse"]):
 class QuestionResponse(_Model):
     request_id: str
     # question text -> the chosen label; multi-select: labels comma-joined (Wire) or a list.
-    answers: dict[str, Union[str, list[str]]] = {}
+    answers: dict[str, str | list[str]] = {}
 
 
 class QuestionNotSupported(ToolError):
@@ -569,8 +562,9 @@ class HookResponse(_Model):
 
 # --------------------------------------------------------------------------- the union
 
-WireMessage = Union[Event, Request, TextPart, ThinkPart, ImageURLPart, AudioURLPart, VideoURLPart, ToolCall,
-                    ToolCallPart]
+WireMessage = (
+    Event | Request | TextPart | ThinkPart | ImageURLPart | AudioURLPart | VideoURLPart | ToolCall | ToolCallPart
+)
 
 EVENT_TYPES: dict[str, type[_Model]] = {
     cls.wire_type: cls

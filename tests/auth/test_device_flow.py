@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from kimi_acp.auth.device_flow import SLOW_DOWN_STEP, account_capabilities, default_model, sign_in, AccountModel
+from kimi_acp.auth.device_flow import (
+    SLOW_DOWN_STEP,
+    AccountModel,
+    account_capabilities,
+    default_model,
+    sign_in,
+)
 from kimi_acp.auth.errors import KeyringUnavailable, OAuthError
 from kimi_acp.auth.tokens import load_token
 from kimi_acp.config import OAuthRef

@@ -80,7 +80,7 @@ def test_export_renders_turns_tool_calls_and_results() -> None:
         Message(role="assistant", content="Done."),
         Message(role="user", content="thanks"),
     ]
-    now = datetime.datetime(2030, 1, 1, tzinfo=datetime.timezone.utc)
+    now = datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
     text = export_markdown(session_id="abcdef123", work_dir=Path("/w"), history=history, token_count=42, now=now)
     assert text.startswith("---\nsession_id: abcdef123\nexported_at: 2030-01-01T00:00:00+00:00\nwork_dir: /w\n")
     assert "- **Conversation**: 2 turns | 1 tool calls | 42 tokens" in text

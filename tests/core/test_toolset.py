@@ -224,7 +224,7 @@ async def test_external_tool_without_a_client(toolset: Toolset, tmp_path: Path) 
 
 def test_register_external_conflicts_and_invalid_schemas(toolset: Toolset) -> None:
     for builtin in ("Shell", "WriteFile", "Echo"):
-        with pytest.raises(ValueError, match="^conflicts with builtin tool$"):
+        with pytest.raises(ValueError, match=r"^conflicts with builtin tool$"):
             toolset.register_external(builtin, "clash", {"type": "object"})
     with pytest.raises(ValueError, match="name is required"):
         toolset.register_external("", "d", {"type": "object"})

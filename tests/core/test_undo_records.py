@@ -124,6 +124,6 @@ async def test_a_stale_index_lock_left_by_a_killed_process_is_removed(tmp_path: 
     (record,) = cp.undoable()
     assert [c.path for c in record.changes or ()] == ["a.txt"] and not lock.exists()
     lock.write_text("")  # a fresh one (another process mid-snapshot) is left alone: this snapshot fails
-    with pytest.raises(ShadowError, match="index.lock|remove the file"):
+    with pytest.raises(ShadowError, match=r"index\.lock|remove the file"):
         store.snapshot()
     assert lock.exists()

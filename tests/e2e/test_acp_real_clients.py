@@ -117,7 +117,7 @@ async def test_a_read_that_asks_is_never_a_read_kind_and_says_why_in_its_title(s
         session_id = (await agent.new_session(project)).session_id
         await agent.prompt(session_id, "read it")
         (asked,) = raw_permissions(agent)
-        started = [u for u in of_kind(agent.recorder.updates(session_id), "tool_call")]
+        started = list(of_kind(agent.recorder.updates(session_id), "tool_call"))
     reason = "holds credentials" if which == "sensitive" else "outside the workspace"
     title = asked["toolCall"]["title"]
     assert title.startswith("ReadFile: ") and title.endswith(f"{target.name} ({reason})"), title

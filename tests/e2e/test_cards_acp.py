@@ -74,7 +74,7 @@ async def test_the_permission_card_shows_every_line_that_runs(share: Path, proje
         title = long["toolCall"]["title"]
         assert title.startswith("Shell: echo harmless aaa") and title.endswith(ELLIPSIS)
         assert not any(text.startswith("**Warning:**") for text in card_texts(long))
-        cards = [u for u in of_kind(agent.recorder.updates(session.session_id), "tool_call")]
+        cards = list(of_kind(agent.recorder.updates(session.session_id), "tool_call"))
         assert not any(char in json.dumps(cards, ensure_ascii=False) for char in HIDDEN)
         assert agent.recorder.validated > 0 and not agent.recorder.violations
     assert (project / "hidden-marker").exists() and (project / "middle-marker").exists()  # both shown, both ran

@@ -63,7 +63,7 @@ async def test_an_approval_of_a_harmless_command_covers_none_of_its_attacks(star
     await wire.call("initialize", INIT)
     for approved, attack in APPROVED_THEN_ATTACK:
         first = await wire.request("prompt", {"user_input": f"run {approved}"})
-        part = await wire.until(lambda m: m.get("method") == "request" or m.get("id") == first, timeout=30)
+        part = await wire.until(lambda m, first=first: m.get("method") == "request" or m.get("id") == first, timeout=30)
         if part[-1].get("method") == "request":  # not yet approved for the session by an earlier pair
             payload = part[-1]["params"]["payload"]
             await wire.respond(part[-1]["id"], {"request_id": payload["id"], "response": "approve_for_session"})

@@ -106,7 +106,7 @@ def test_a_missing_or_bad_option_is_one_line_and_asks_nothing(share: Path, args:
 
 
 def test_the_help_names_every_provider() -> None:
-    assert LOGIN_PROVIDERS == tuple(PROVIDERS)
+    assert tuple(PROVIDERS) == LOGIN_PROVIDERS
 
 
 def test_a_bare_kimi_says_to_log_in_first(share: Path, server: FakeLLMServer) -> None:

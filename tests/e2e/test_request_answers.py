@@ -90,7 +90,7 @@ async def quiet(proc: WireClientMixin, seconds: float = 0.3) -> list[dict[str, A
     try:
         while True:
             seen.append(await proc.recv(seconds))
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return seen
 
 
@@ -361,8 +361,8 @@ async def test_acp_a_lone_surrogate_in_a_prompt_is_stored_as_a_replacement_chara
     agent = await start_acp(share, ["text: seen"])
     session_id = await acp_session(agent, project)
     await agent.send_raw(
-        '{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"%s",'
-        '"prompt":[{"type":"text","text":"a\\ud800b"}]}}' % session_id
+        f'{{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{{"sessionId":"{session_id}",'
+        '"prompt":[{"type":"text","text":"a\\ud800b"}]}}'
     )
     assert (await answers(agent, {"p"}))["p"]["result"]["stopReason"] == "end_turn"
     (session_dir,) = share.glob(f"sessions/*/{session_id}")

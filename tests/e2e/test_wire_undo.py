@@ -93,7 +93,7 @@ async def test_undo_restores_edits_and_shell_changes_exactly(start_wire, share_d
     assert text.startswith("Undid 1 turn (“change things”).") and "no longer in the conversation" in text
     # Only the agent's files changed: the undo record is private, like the rest of the share dir.
     undo_dir = session_dir(share_dir, work_dir) / "undo"
-    for root, dirs, files in os.walk(undo_dir):
+    for root, _dirs, files in os.walk(undo_dir):
         assert stat.S_IMODE(os.stat(root).st_mode) == 0o700, root
         for name in files:
             assert stat.S_IMODE(os.lstat(Path(root) / name).st_mode) & 0o077 == 0, name

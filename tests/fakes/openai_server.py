@@ -277,15 +277,15 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output clean
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         return
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, data = self.server.fake._answer_get(RecordedRequest("GET", self.path, headers, b"", None))
         self._send_json(status, data)
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -396,7 +396,7 @@ def chunk(
     reasoning: str | None = None,
     tool_calls: Sequence[dict[str, Any]] | None = None,
     finish_reason: str | None = None,
-    id: str = "chatcmpl-fake",  # noqa: A002
+    id: str = "chatcmpl-fake",
     model: str = "fake-model",
     reasoning_key: str = "reasoning_content",
     usage: dict[str, Any] | None = None,
@@ -426,7 +426,7 @@ def tool_call_delta(
     *,
     id: str | None = None,
     name: str | None = None,
-    arguments: str | None = None,  # noqa: A002
+    arguments: str | None = None,
 ) -> dict[str, Any]:
     """One `delta.tool_calls[]` entry; the first one of a call carries id, type and name."""
     out: dict[str, Any] = {"index": index}
@@ -449,7 +449,7 @@ def usage_chunk(
     cached_tokens: int | None = None,
     *,
     moonshot: bool = False,
-    id: str = "chatcmpl-fake",  # noqa: A002
+    id: str = "chatcmpl-fake",
 ) -> dict[str, Any]:
     """The final usage chunk (empty `choices`), cached tokens OpenAI- or Moonshot-style."""
     usage: dict[str, Any] = {
@@ -476,7 +476,7 @@ def text_reply(
     *pieces: str,
     reasoning: Iterable[str] = (),
     usage: tuple[int, int] | tuple[int, int, int] | None = (10, 5),
-    id: str = "chatcmpl-fake",  # noqa: A002
+    id: str = "chatcmpl-fake",
     delay: float = 0.0,
 ) -> Stream:
     """Reasoning chunks, then one content chunk per piece, finish_reason, usage, [DONE]."""
@@ -492,7 +492,7 @@ def tool_call_reply(
     *calls: tuple[str, str, str],
     text: str | None = None,
     usage: tuple[int, int] | None = (10, 5),
-    id: str = "chatcmpl-fake",  # noqa: A002
+    id: str = "chatcmpl-fake",
 ) -> Stream:
     """Optional text, then each `(call_id, name, arguments)` as an opening delta plus arguments."""
     events: list[Event] = []
@@ -512,7 +512,7 @@ def error_reply(
     message: str,
     *,
     retry_after: float | str | None = None,
-    type: str = "error",  # noqa: A002
+    type: str = "error",
 ) -> ErrorReply:
     """An OpenAI-shaped error body `{"error": {"message", "type"}}`."""
     headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}

@@ -45,7 +45,7 @@ class FakeWebServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 owner.paths.append(self.path)
                 if self.path.split("?")[0] == "/page":
                     self._send(200, PAGE.encode(), "text/html; charset=utf-8")

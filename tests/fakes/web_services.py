@@ -75,7 +75,7 @@ class FakeWebServices:
             def log_message(self, *_: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 try:
                     body: Any = json.loads(raw)

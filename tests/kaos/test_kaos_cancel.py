@@ -8,7 +8,6 @@ import signal
 import time
 from pathlib import Path
 
-
 from kimi_acp.kaos.local import LocalKaos
 from tests.support.processes import live_pids
 

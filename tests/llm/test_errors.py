@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from kimi_acp.errors import APIConnectionError, APIEmptyResponseError, APIStatusError, APITimeoutError, ChatProviderError
+from kimi_acp.errors import (
+    APIConnectionError,
+    APIEmptyResponseError,
+    APIStatusError,
+    APITimeoutError,
+    ChatProviderError,
+)
 from kimi_acp.llm.errors import RETRIED, is_retryable, retry_cause
 
 

@@ -17,7 +17,7 @@ from kimi_acp.llm.errors import APIConnectionError, APIStatusError, APITimeoutEr
 from kimi_acp.llm.http import shared_ssl_context
 from kimi_acp.llm.openai_legacy import OpenAILegacyProvider
 from kimi_acp.llm.types import Message, merge_deltas
-from kimi_acp.wire.types import TextPart, ThinkPart, ToolCall, ToolCallPart, FunctionBody
+from kimi_acp.wire.types import FunctionBody, TextPart, ThinkPart, ToolCall, ToolCallPart
 from tests.fakes.openai_server import FakeLLMServer, Stream, chunk, error_reply, text_reply
 
 KEY = "sk-test-transport-key-0123456789"

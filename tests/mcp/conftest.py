@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .helpers import SERVER, HttpServer, FakeApprover, free_port
+from .helpers import SERVER, FakeApprover, HttpServer, free_port
 
 
 def _start_http(mode: str, prefix: str) -> Iterator[HttpServer]:
@@ -31,7 +31,7 @@ def _start_http(mode: str, prefix: str) -> Iterator[HttpServer]:
                 break
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError(f"the {mode} test server exited with {proc.returncode}")
+                raise RuntimeError(f"the {mode} test server exited with {proc.returncode}") from None
             time.sleep(0.05)
     else:
         proc.kill()

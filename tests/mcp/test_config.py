@@ -264,7 +264,7 @@ def test_client_settings_from_config_toml_section() -> None:
     assert (settings.tool_call_timeout, settings.connect_timeout) == (1.5, 0.25)
     with pytest.raises(McpConfigError, match=r"key `tool_call_timeout_ms`: must be a positive integer"):
         McpClientSettings.from_config({"client": {"tool_call_timeout_ms": "60s"}})
-    with pytest.raises(McpConfigError, match="mcp.client"):
+    with pytest.raises(McpConfigError, match=r"mcp\.client"):
         McpClientSettings.from_config({"client": 3})
     assert McpClientSettings().max_message_bytes == 16 << 20
     assert McpClientSettings.from_config({"client": {"max_message_mb": 64}}).max_message_bytes == 64 << 20

@@ -19,7 +19,7 @@ from kimi_acp.mcp.status import McpStatus, ServerStatus
 from kimi_acp.tools import builtin_tools
 from kimi_acp.wire.types import FunctionBody, ImageURLPart, TextPart, ToolCall
 
-from .helpers import FAST, HttpServer, FakeApprover, context, pid_alive, stdio, wait_gone
+from .helpers import FAST, FakeApprover, HttpServer, context, pid_alive, stdio, wait_gone
 
 
 def call(name: str, arguments: dict | None = None, call_id: str = "call-1") -> ToolCall:
@@ -298,13 +298,12 @@ async def test_http_server_gone_then_back(tmp_path: Path, approver: FakeApprover
     port = free_port()
 
     def start() -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, SERVER, "http", str(port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        return proc
 
     def wait_listening() -> None:
         import socket

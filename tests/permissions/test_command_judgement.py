@@ -23,7 +23,7 @@ def repo(tmp_path: Path) -> Path:
     return work
 
 
-def judged(command: str, work: Path, **options):  # noqa: ANN003, ANN201
+def judged(command: str, work: Path, **options):
     return judge_command(command, work, lambda p: str(p).startswith(str(work)), action="run command", **options)
 
 

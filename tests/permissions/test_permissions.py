@@ -140,18 +140,18 @@ def test_command_lines_are_read_as_bash_reads_them(line: str, commands: list | N
 
 
 def approved(*scopes: object) -> list[str]:
-    return [key for scope in scopes for key in scope.keys()]  # type: ignore[attr-defined]
+    return [key for scope in scopes for key in scope]  # type: ignore[attr-defined]
 
 
 @pytest.fixture
-def scope_of(tmp_path: Path):  # noqa: ANN201
-    def make(command: str, action: str = "run command"):  # noqa: ANN202
+def scope_of(tmp_path: Path):
+    def make(command: str, action: str = "run command"):
         return command_scope(action, command, tmp_path, {"HOME": str(tmp_path), "PATH": os.environ["PATH"]})
 
     return make
 
 
-def test_a_command_form_covers_that_form_only(scope_of) -> None:  # noqa: ANN001
+def test_a_command_form_covers_that_form_only(scope_of) -> None:
     status = scope_of("git status")
     assert status.label == "`git status …`"
     kept = approved(status)
@@ -199,7 +199,7 @@ def test_a_command_form_covers_that_form_only(scope_of) -> None:  # noqa: ANN001
         ("find . -name '*.py'", "`find …`", ["find src -type f"], ["find . -exec rm {} +", "find . -delete", "find . -fprint x"]),
     ],
 )
-def test_what_an_approved_command_covers(scope_of, approved_command: str, label: str, covers: list[str], asks: list[str]) -> None:  # noqa: ANN001
+def test_what_an_approved_command_covers(scope_of, approved_command: str, label: str, covers: list[str], asks: list[str]) -> None:
     scope = scope_of(approved_command)
     assert scope.label == label
     kept = approved(scope) if scope.remembers else []
@@ -222,13 +222,13 @@ def test_what_an_approved_command_covers(scope_of, approved_command: str, label:
         "git submodule foreach x", "git difftool -x x", "awk '{print}' f",
     ],
 )
-def test_a_command_that_runs_whatever_it_is_told_is_never_remembered_or_covered(scope_of, command: str) -> None:  # noqa: ANN001
+def test_a_command_that_runs_whatever_it_is_told_is_never_remembered_or_covered(scope_of, command: str) -> None:
     scope = scope_of(command)
     assert not scope.remembers, command
-    assert not scope.covered_by(approved(scope_of(command.split()[0])) + [f"run command:exactly={command}"])
+    assert not scope.covered_by([*approved(scope_of(command.split()[0])), f"run command:exactly={command}"])
 
 
-def test_legacy_entries_cover_no_more_than_they_said(scope_of) -> None:  # noqa: ANN001
+def test_legacy_entries_cover_no_more_than_they_said(scope_of) -> None:
     assert not scope_of("ls").covered_by(["run command"])
     assert not scope_of("rm -rf x").covered_by(["run command:rm"])  # an older prefix
     assert not scope_of("git -C x push").covered_by(["run command:git"])
@@ -239,7 +239,7 @@ def test_legacy_entries_cover_no_more_than_they_said(scope_of) -> None:  # noqa:
     assert action_scope("edit file").covered_by(["edit file"])
 
 
-def test_an_exact_entry_is_the_words_bash_sees(scope_of) -> None:  # noqa: ANN001
+def test_an_exact_entry_is_the_words_bash_sees(scope_of) -> None:
     kept = approved(scope_of("rm -rf 'my dir'"))
     assert scope_of('rm -rf "my dir"').covered_by(kept) and scope_of("rm -rf my\\ dir").covered_by(kept)
     literal = approved(scope_of("rm -rf '$HOME'"))  # a directory named $HOME
@@ -247,7 +247,7 @@ def test_an_exact_entry_is_the_words_bash_sees(scope_of) -> None:  # noqa: ANN00
     assert not scope_of("rm -rf '$HOME'").covered_by(approved(scope_of("rm -rf $HOME")))
 
 
-def test_a_glob_that_would_become_an_option_is_not_covered(scope_of, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_glob_that_would_become_an_option_is_not_covered(scope_of, tmp_path: Path) -> None:
     kept = approved(scope_of("sort a.txt"))
     (tmp_path / "a.txt").write_text("b\na\n")
     assert scope_of("sort *").covered_by(kept)
@@ -289,7 +289,7 @@ def _toml(table: dict[str, list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def decider(r: Rules, tmp_path: Path):  # noqa: ANN201
+def decider(r: Rules, tmp_path: Path):
     def decide(line: str) -> str | None:
         decision = r.decide("Shell", command_scope("run command", line, tmp_path, {}), tmp_path)
         return decision.verdict if decision else None

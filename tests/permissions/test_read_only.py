@@ -29,7 +29,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return project
 
 
-def verdict(command: str, project: Path):  # noqa: ANN201
+def verdict(command: str, project: Path):
     env = {"HOME": os.environ["HOME"], "PATH": os.environ["PATH"]}
     inside = lambda path: str(os.path.realpath(path)).startswith(str(project))  # noqa: E731
     return judge(parse_line(command), project, env, inside)

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def code_blocks(markdown: str, lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", markdown, flags=re.S)
+    return re.findall(rf"```{lang}\n(.*?)```", markdown, flags=re.DOTALL)
 
 
 def test_ide_examples_use_an_absolute_command() -> None:

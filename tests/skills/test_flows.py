@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from kimi_acp.core.turn import NestedTurn
-from kimi_acp.core.turn import TurnResult
+from kimi_acp.core.turn import NestedTurn, TurnResult
 from kimi_acp.skills.flows import FlowError, flow_from_skill, parse_choice, parse_mermaid, run_flow
 
 CHART = """\

@@ -84,9 +84,8 @@ def test_only_a_pausable_preload_puts_a_gate_on_the_import_path():
     preloader = early.Preloader(lambda: release.wait(10)).start()
     try:
         assert not any(isinstance(f, early._ImportGate) for f in sys.meta_path)
-        with pytest.raises(RuntimeError):
-            with preloader.paused():
-                pass
+        with pytest.raises(RuntimeError), preloader.paused():
+            pass
     finally:
         release.set()
         preloader.result()

@@ -27,7 +27,7 @@ async def test_the_steps_run_on_the_loop_after_the_delay(monkeypatch: pytest.Mon
 
     def model() -> None:
         resolved.append("config read")
-        return None  # a model that does not talk HTTP
+        return  # a model that does not talk HTTP
 
     warm_up.warm_up_in_background(model=model)
     await asyncio.sleep(0.01)
@@ -55,7 +55,7 @@ async def test_every_model_that_talks_http_has_its_provider_and_http_stack_warme
     """Each provider type but the test ones (openai_responses, gemini and vertexai too): its module,
     the HTTP stack and the TLS context are loaded in a thread before the first prompt needs them."""
     monkeypatch.setattr(warm_up, "WARM_DELAY_S", 0.0)
-    monkeypatch.setattr(warm_up, "core_warm_ups", lambda: [])
+    monkeypatch.setattr(warm_up, "core_warm_ups", list)
     warmed: list[str] = []
     monkeypatch.setattr(warm_up, "_warm_http", warmed.append)
     warm_up.warm_up_in_background(SimpleNamespace(provider=SimpleNamespace(type=ptype)))

@@ -15,7 +15,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +137,7 @@ class Schemas:
         return value["update"].get("sessionUpdate") in kinds
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(directory: Path) -> Schemas:
     return Schemas(directory)
 
@@ -346,7 +346,7 @@ class EditorClient(acp.Client):
         record["killed"] = True
         with contextlib.suppress(ProcessLookupError):
             os.killpg(record["proc"].pid, 9)
-        return None
+        return
 
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
         self.terminal_calls.append(("release", terminal_id))
@@ -355,7 +355,7 @@ class EditorClient(acp.Client):
         if record["proc"].returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(record["proc"].pid, 9)
-        return None
+        return
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise acp.RequestError.method_not_found(method)

@@ -189,7 +189,7 @@ class WireProcess(WireClientMixin):
             self.proc.stdin.close()
         try:
             return await asyncio.wait_for(self.proc.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.proc.kill()
             await self.proc.wait()
             raise
@@ -198,7 +198,7 @@ class WireProcess(WireClientMixin):
         assert self.proc.stderr is not None
         try:
             data = await asyncio.wait_for(self.proc.stderr.read(), 5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return ""
         return data.decode(errors="replace")
 
@@ -211,7 +211,7 @@ class WireProcess(WireClientMixin):
         if self.proc.returncode is None:
             try:
                 await self.close(timeout=5)
-            except Exception:  # noqa: BLE001 - teardown: whatever went wrong, it must not live on
+            except Exception:  # teardown: whatever went wrong, it must not live on
                 self.kill()
 
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from kimi_acp.kaos.local import LocalKaos
-from kimi_acp.util.regular_file import NotRegularFileError
 from kimi_acp.tools.replace import StrReplaceFile
 from kimi_acp.tools.write import WriteFile
+from kimi_acp.util.regular_file import NotRegularFileError
 
 if TYPE_CHECKING:
     from .conftest import Call

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from kimi_acp.tools import glob as glob_module
-from kimi_acp.wire.actions import READ_OUTSIDE_ACTION
 from kimi_acp.tools.base import ToolRejectedError
 from kimi_acp.tools.glob import Glob
+from kimi_acp.wire.actions import READ_OUTSIDE_ACTION
 
 if TYPE_CHECKING:
     from .conftest import Call, FakeApprover

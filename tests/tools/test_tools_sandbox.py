@@ -19,9 +19,9 @@ from kimi_acp import sessions
 from kimi_acp.config import SandboxSettings
 from kimi_acp.frontends.acp.kaos import AcpKaos, ClientCapabilities
 from kimi_acp.kaos.tasks import TaskTable
+from kimi_acp.permissions.protected import protected_reason
 from kimi_acp.sandbox import detect
 from kimi_acp.sandbox.session import SessionSandbox
-from kimi_acp.permissions.protected import protected_reason
 from kimi_acp.tools.base import ToolContext, ToolRejectedError
 from kimi_acp.tools.shell import Shell
 from kimi_acp.tools.write import WriteFile

@@ -49,8 +49,8 @@ def specials(work_dir: Path) -> Iterator[dict[str, tuple[Path, str]]]:
 
 
 def refused(result: object, path: Path, kind: str) -> None:
-    assert getattr(result, "is_error") is True, result
-    text = f"{getattr(result, 'message')} {getattr(result, 'output')}"
+    assert result.is_error is True, result
+    text = f"{result.message} {result.output}"
     assert f"`{path}` is {kind}, not a regular file" in text, text
 
 

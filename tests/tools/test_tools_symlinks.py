@@ -10,8 +10,8 @@ import pytest
 from kimi_acp.tools.base import ToolContext, ToolRejectedError
 from kimi_acp.tools.read import ReadFile
 from kimi_acp.tools.replace import StrReplaceFile
-from kimi_acp.wire.actions import EDIT_ACTION, EDIT_OUTSIDE_ACTION
 from kimi_acp.tools.write import WriteFile
+from kimi_acp.wire.actions import EDIT_ACTION, EDIT_OUTSIDE_ACTION
 
 if TYPE_CHECKING:
     from .conftest import Call, FakeApprover

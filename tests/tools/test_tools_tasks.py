@@ -71,7 +71,7 @@ async def test_background_runs_lists_and_reads(tctx: ToolContext, approver: Fake
     text = str(out.output)
     assert "retrieval_status: success" in text and "status: completed" in text and "exit_code: 0" in text
     assert text.endswith("[output]\nhello\noops")
-    assert "No active background tasks." == (await run(TaskList(), tctx)).output
+    assert (await run(TaskList(), tctx)).output == "No active background tasks."
     listed = str((await run(TaskList(), tctx, active_only=False)).output)
     assert f"task_id: {task_id}" in listed and "description: greet" in listed
     note = table.take_finished_note()

@@ -130,7 +130,7 @@ def test_a_reset_empties_each_kind_and_the_restore_puts_it_back(monkeypatch: pyt
     calls: list[int] = []
 
     @process_state.cache
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def square(x: int) -> int:
         calls.append(x)
         return x * x

@@ -132,7 +132,11 @@ class ClientCalls:
         )
         answer = await self._withdrawable(CLIENT_METHODS["elicitation_create"], serialize_params(params))
         if _elicitation_answer is None:
-            from acp.schema import AcceptElicitationResponse, CancelElicitationResponse, DeclineElicitationResponse
+            from acp.schema import (
+                AcceptElicitationResponse,
+                CancelElicitationResponse,
+                DeclineElicitationResponse,
+            )
             from pydantic import TypeAdapter
 
             _elicitation_answer = TypeAdapter(AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse)

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.tool_facts import tool_facts
-from ...wire.actions import HIDE_OUTPUT_TYPE, READ_ONLY_TYPE
 from ...util.visible_text import code_span, fence, markdown_text, one_line
+from ...wire.actions import HIDE_OUTPUT_TYPE, READ_ONLY_TYPE
 from ...wire.types import (
     BackgroundTaskDisplayBlock,
     ContentPart,
@@ -311,7 +311,7 @@ def content_blocks_for_display(part: ContentPart) -> ContentBlock:
         return text_block(part.text)
     if isinstance(part, ImageURLPart):
         url = part.image_url.url
-        match = re.match(r"data:([^;,]+);base64,(.*)", url, re.S)
+        match = re.match(r"data:([^;,]+);base64,(.*)", url, re.DOTALL)
         if match:
             return image_block(match.group(2), match.group(1))
         return text_block(f"[image: {url}]")

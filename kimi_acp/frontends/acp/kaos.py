@@ -251,7 +251,7 @@ class AcpKaos:
                 exit_status = await asyncio.wait_for(
                     self._conn.wait_for_terminal_exit(session_id=self._session_id, terminal_id=terminal_id), timeout
                 )
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 timed_out = True
                 exit_status = None
                 await self._bounded(self._conn.kill_terminal(session_id=self._session_id, terminal_id=terminal_id))

@@ -29,7 +29,14 @@ from ...root_core import build_root_core
 from ...util.fs import copy_private
 from ...util.share_dir import mcp_file_may_list_servers
 from . import children, questions, session_admin
-from .errors import auth_required, internal_error, invalid_params, resource_not_found, session_busy, session_not_found
+from .errors import (
+    auth_required,
+    internal_error,
+    invalid_params,
+    resource_not_found,
+    session_busy,
+    session_not_found,
+)
 from .handshake import API_KEY_METHOD_ID, LOGIN_METHOD_ID, auth_methods, initialize_result
 from .kaos import AcpKaos, ClientCapabilities
 from .options import apply_option
@@ -287,10 +294,7 @@ class AcpServer:
             children.refuse_child_request(method, params)  # a child session takes session/cancel only
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict[str, Any]:
-        if cwd is not None:
-            found = sessions.list_sessions(cwd)
-        else:
-            found = sessions.list_all_sessions()
+        found = sessions.list_sessions(cwd) if cwd is not None else sessions.list_all_sessions()
         found = session_admin.archive_filtered(found)
         start = _decode_cursor(cursor)
         page = found[start : start + LIST_PAGE_SIZE]

@@ -43,7 +43,12 @@ from ...wire.types import (
     TurnBegin,
 )
 from . import questions
-from .builders import update_available_commands, update_config_options, update_current_mode, update_session_info
+from .builders import (
+    update_available_commands,
+    update_config_options,
+    update_current_mode,
+    update_session_info,
+)
 from .children import ChildSessions, subagents_supported
 from .convert import prompt_to_user_input
 from .errors import auth_required, internal_error, invalid_params, session_busy, session_not_found

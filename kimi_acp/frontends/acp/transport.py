@@ -139,7 +139,7 @@ class StdioTransport:
         """Shutdown: let running handlers answer for up to `grace_s`, then answer the rest."""
         try:
             await asyncio.wait_for(self._all_answered.wait(), grace_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         error = rpc.JsonRpcError(REQUEST_CANCELLED, "Request cancelled: the server is shutting down")
         for request_id, count in list(self._open_requests.items()):

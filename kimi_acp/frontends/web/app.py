@@ -151,7 +151,7 @@ def create_app(hub: Hub, token: str, *, bound_host: str, port: int) -> ASGIApp:
                 while True:
                     try:
                         item = await asyncio.wait_for(attached.queue.get(), HEARTBEAT_S)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         yield ": keep-alive\n\n"
                         continue
                     if item is None:

@@ -82,7 +82,7 @@ def diff_lines(block: DiffDisplayBlock) -> list[DiffLine]:
     out: list[DiffLine] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag == "equal":
-            out += [DiffLine(" ", old_no + i, new_no + j, old[i]) for i, j in zip(range(i1, i2), range(j1, j2))]
+            out += [DiffLine(" ", old_no + i, new_no + j, old[i]) for i, j in zip(range(i1, i2), range(j1, j2), strict=True)]
             continue
         spans = [_changed_span(old[i1 + k], new[j1 + k]) for k in range(min(i2 - i1, j2 - j1))] if tag == "replace" else []
         for k, i in enumerate(range(i1, i2)):

@@ -12,6 +12,7 @@ from typing import Any
 from kimi_acp.core.plan_file import PLAN_EXTRAS_MAX, plan_extras, plan_in_extras
 from kimi_acp.core.turn import PlanCleared
 from kimi_acp.frontends.acp.updates import UpdateMapper
+from kimi_acp.wire.serde import to_envelope
 from kimi_acp.wire.types import (
     FunctionBody,
     PlanDisplay,
@@ -23,7 +24,6 @@ from kimi_acp.wire.types import (
     ToolResult,
     ToolReturnValue,
 )
-from kimi_acp.wire.serde import to_envelope
 from tests.core.test_plan_mode import mapped  # every update checked against the schema
 
 CWD = Path("/work/project")

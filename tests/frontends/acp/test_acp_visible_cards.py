@@ -13,7 +13,13 @@ from kimi_acp.frontends.acp.convert import TITLE_ARG_MAX, task_lines
 from kimi_acp.frontends.acp.session import permission_options
 from kimi_acp.frontends.acp.updates import UpdateMapper
 from kimi_acp.util.visible_text import ELLIPSIS, escapes_note, visible
-from kimi_acp.wire.types import ApprovalRequest, BackgroundTaskDisplayBlock, FunctionBody, ShellDisplayBlock, ToolCall
+from kimi_acp.wire.types import (
+    ApprovalRequest,
+    BackgroundTaskDisplayBlock,
+    FunctionBody,
+    ShellDisplayBlock,
+    ToolCall,
+)
 from tests.support.acp_client import load_schemas
 from tests.support.markdown_card import render
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from kimi_acp.frontends.acp.permission_gist import permission_kind, titled
-from kimi_acp.wire.actions import EDIT_ACTION, EDIT_OUTSIDE_ACTION, READ_OUTSIDE_ACTION, READ_SENSITIVE_ACTION, RUN_ACTION
+from kimi_acp.wire.actions import (
+    EDIT_ACTION,
+    EDIT_OUTSIDE_ACTION,
+    READ_OUTSIDE_ACTION,
+    READ_SENSITIVE_ACTION,
+    RUN_ACTION,
+)
 from kimi_acp.wire.types import ApprovalRequest
 
 

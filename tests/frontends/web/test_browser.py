@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.wire_client import tool_call
 from tests.frontends.web.conftest import StartWeb
+from tests.support.wire_client import tool_call
 
 SCRIPTS = [
     "text: Hello from the scripted model!",

@@ -13,8 +13,8 @@ import pytest
 
 from kimi_acp import sessions
 from kimi_acp.core.plan_file import plans_dir
-from tests.support.wire_client import tool_call
 from tests.frontends.web.conftest import StartWeb
+from tests.support.wire_client import tool_call
 
 RAW_JSON = re.compile(r'[{\[]\s*"|"\s*:\s*["{\[\d]')  # `{"`, `["`, `"key": ` ...
 REPORT = ("I looked at the project. " + "It has one file, a.txt, which says hello. " * 6).strip()  # ≥ 200 chars: no follow-up

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.wire_client import tool_call
 from tests.frontends.web.conftest import StartWeb
+from tests.support.wire_client import tool_call
 
 LIVE = "for i in 1 2 3; do echo live-$i; sleep 0.2; done; sleep 60"
 

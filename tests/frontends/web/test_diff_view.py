@@ -16,8 +16,8 @@ import pytest
 
 from kimi_acp.frontends.web.diffview import MAX_ROWS, diff_lines, page_display
 from kimi_acp.tools.diff import make_diff_blocks
-from tests.support.wire_client import tool_call
 from tests.frontends.web.conftest import StartWeb
+from tests.support.wire_client import tool_call
 
 BIG_LINES = 31_747
 

@@ -18,9 +18,9 @@ import pytest
 from kimi_acp.config import load_config
 from kimi_acp.frontends.web import hub as hub_module
 from kimi_acp.frontends.web.hub import Hub
-from tests.support.wire_client import scripted_config
 from tests.frontends.web.conftest import StartWeb
 from tests.frontends.web.long_session import LAST_ANSWER, tool_call_messages, varied_messages, write_session
+from tests.support.wire_client import scripted_config
 
 SLACK = 3  # the bound asserted is the target times this
 

@@ -13,8 +13,8 @@ import httpx
 
 from kimi_acp.sessions import find
 from kimi_acp.simple_stream import EVENT_CLASSES, rpc_to_event
-from tests.support.wire_client import scripted_config, tool_call
 from tests.frontends.web.conftest import StartWeb, WebServer
+from tests.support.wire_client import scripted_config, tool_call
 
 TIMEOUT = httpx.Timeout(30.0)
 

@@ -20,7 +20,10 @@ MAX_IMPORT_BYTES = 10 * 1024 * 1024
 HINT_KEYS = ("path", "file_path", "command", "query", "url", "name", "pattern")
 # Text formats `/import` accepts (files without a suffix too: READMEs, Makefiles).
 IMPORTABLE_SUFFIXES = frozenset(
-    [".md", ".markdown", ".txt", ".text", ".rst", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".csv", ".tsv", ".xml", ".env", ".properties", ".py", ".js", ".ts", ".jsx", ".tsx", ".java", ".kt", ".go", ".rs", ".c", ".cpp", ".h", ".hpp", ".cs", ".rb", ".php", ".swift", ".scala", ".sh", ".bash", ".zsh", ".fish", ".ps1", ".bat", ".cmd", ".r", ".lua", ".pl", ".pm", ".ex", ".exs", ".erl", ".hs", ".ml", ".sql", ".graphql", ".proto", ".html", ".htm", ".css", ".scss", ".sass", ".less", ".svg", ".log", ".tex", ".bib", ".org", ".adoc", ".wiki"]
+    ".md .markdown .txt .text .rst .json .jsonl .yaml .yml .toml .ini .cfg .conf .csv .tsv .xml .env "
+    ".properties .py .js .ts .jsx .tsx .java .kt .go .rs .c .cpp .h .hpp .cs .rb .php .swift .scala .sh "
+    ".bash .zsh .fish .ps1 .bat .cmd .r .lua .pl .pm .ex .exs .erl .hs .ml .sql .graphql .proto .html .htm "
+    ".css .scss .sass .less .svg .log .tex .bib .org .adoc .wiki".split()
 )
 
 

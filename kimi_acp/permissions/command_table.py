@@ -451,11 +451,15 @@ GIT_GLOBAL_DIRECTORY = "-C"
 # -exec, -execdir, -ok, -okdir, -delete, -fprint, -fprint0, -fprintf, -fls (run or write).
 FIND_PRIMARIES: dict[str, int] = {
     **dict.fromkeys(
-        ["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname", "-type", "-xtype", "-maxdepth", "-mindepth", "-mtime", "-atime", "-ctime", "-mmin", "-amin", "-cmin", "-newer", "-anewer", "-cnewer", "-size", "-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum", "-samefile", "-regextype", "-printf", "-used", "-fstype", "-context"],
+        """-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname -type -xtype
+        -maxdepth -mindepth -mtime -atime -ctime -mmin -amin -cmin -newer -anewer -cnewer -size -perm
+        -user -group -uid -gid -links -inum -samefile -regextype -printf -used -fstype -context""".split(),
         1,
     ),
     **dict.fromkeys(
-        ["-empty", "-readable", "-writable", "-executable", "-nouser", "-nogroup", "-print", "-print0", "-prune", "-quit", "-true", "-false", "-depth", "-xdev", "-mount", "-noleaf", "-follow", "-ls", "-daystart", "-ignore_readdir_race", "-noignore_readdir_race", "-not", "!", "-a", "-and", "-o", "-or", "(", ")", ","],
+        """-empty -readable -writable -executable -nouser -nogroup -print -print0 -prune -quit -true -false
+        -depth -xdev -mount -noleaf -follow -ls -daystart -ignore_readdir_race -noignore_readdir_race -not
+        ! -a -and -o -or ( ) ,""".split(),
         0,
     ),
 }

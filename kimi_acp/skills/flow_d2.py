@@ -26,7 +26,9 @@ from .flow_graph import Flow, FlowEdge, FlowError, NodeTable
 
 # Keys that style a node or the diagram (`x.shape`, `x.style.fill`, `direction: right`).
 _PROPERTIES = frozenset(
-    ["shape", "style", "label", "link", "icon", "near", "width", "height", "direction", "grid-rows", "grid-columns", "grid-gap", "font-size", "font-family", "font-color", "stroke", "fill", "opacity", "padding", "border-radius", "shadow", "sketch", "animated", "multiple", "constraint", "tooltip", "top", "left", "class"]
+    "shape style label link icon near width height direction grid-rows grid-columns grid-gap font-size "
+    "font-family font-color stroke fill opacity padding border-radius shadow sketch animated multiple "
+    "constraint tooltip top left class".split()
 )
 _SETTINGS = frozenset({"direction", "vars", "classes", "layout-engine"})
 

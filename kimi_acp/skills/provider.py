@@ -110,7 +110,7 @@ def split_front_matter(text: str) -> tuple[str | None, str]:
 
 _PLAIN_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*): +(\S.*?) *")
 _NOT_PLAIN = re.compile(r":\s|:$|\s#")
-_YAML_WORDS = frozenset(["true", "false", "yes", "no", "on", "off", "y", "n", "null"])
+_YAML_WORDS = frozenset("true false yes no on off y n null".split())
 
 
 def _plain_front_matter(front: str) -> dict[str, Any] | None:

@@ -197,7 +197,14 @@ def _display_discriminator(value: Any) -> str:
 
 
 DisplayBlock = Annotated[
-    Annotated[BriefDisplayBlock, Tag("brief")] | Annotated[DiffDisplayBlock, Tag("diff")] | Annotated[TodoDisplayBlock, Tag("todo")] | Annotated[ShellDisplayBlock, Tag("shell")] | Annotated[BackgroundTaskDisplayBlock, Tag("background_task")] | Annotated[UnknownDisplayBlock, Tag("unknown")],
+    (
+        Annotated[BriefDisplayBlock, Tag("brief")]
+        | Annotated[DiffDisplayBlock, Tag("diff")]
+        | Annotated[TodoDisplayBlock, Tag("todo")]
+        | Annotated[ShellDisplayBlock, Tag("shell")]
+        | Annotated[BackgroundTaskDisplayBlock, Tag("background_task")]
+        | Annotated[UnknownDisplayBlock, Tag("unknown")]
+    ),
     Discriminator(_display_discriminator),
 ]
 

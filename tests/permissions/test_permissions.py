@@ -140,7 +140,7 @@ def test_command_lines_are_read_as_bash_reads_them(line: str, commands: list | N
 
 
 def approved(*scopes: object) -> list[str]:
-    return [key for scope in scopes for key in scope]  # type: ignore[attr-defined]
+    return [key for scope in scopes for key in scope.keys()]  # type: ignore[attr-defined]  # noqa: SIM118 (a Scope, not a dict)
 
 
 @pytest.fixture

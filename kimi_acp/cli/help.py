@@ -72,7 +72,8 @@ def first_steps(*, ready: bool) -> str:
 
 def model_ready() -> bool:
     """Whether the config names a usable model (a Kimi account one: signed in)."""
-    from ..config import ConfigError, load_config, resolve_model
+    from ..config import load_config, resolve_model
+    from ..errors import ConfigError
 
     try:
         resolved = resolve_model(load_config().config)

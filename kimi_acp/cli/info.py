@@ -9,7 +9,9 @@ from typing import Any
 
 def print_info(config_file: str | None, as_json: bool) -> int:
     from .._version import __version__
-    from ..config import ConfigError, load_config, resolve_model, share_dir
+    from ..config import load_config, resolve_model
+    from ..errors import ConfigError
+    from ..util.share_dir import share_dir
 
     try:
         loaded = load_config(config_file)

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 from urllib.parse import urlsplit
 
-from ..config import DEFAULT_CONFIG_TEXT, ConfigError, default_config_path
+from ..config import DEFAULT_CONFIG_TEXT, default_config_path
 from ..config_edit import check_config_text, read_existing_config, table_in, upsert
+from ..errors import ConfigError
 from ..util.secrets import replace
 from .login_account import SignIn, sign_in_account
 from .login_common import (

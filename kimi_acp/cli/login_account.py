@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..auth.sign_out import sign_out
-from ..config import DEFAULT_CONFIG_TEXT, ConfigError
+from ..config import DEFAULT_CONFIG_TEXT
 from ..config_edit import read_existing_config, table_in, upsert, write_checked
+from ..errors import ConfigError
 from .login_common import (
     EXIT_CONFIG,
     EXIT_FAILED,

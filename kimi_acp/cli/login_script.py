@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO, TypeVar
 
-from ..config import ConfigError, default_config_path
+from ..config import default_config_path
 from ..config_edit import read_existing_config
+from ..errors import ConfigError
 from .login import (
     MENU,
     Answers,
+    ModelInfo,
     Probe,
     ProviderKind,
     derive_alias,
@@ -118,7 +120,7 @@ def _answers(
     """The dialog's answers from the options; None when the server rejected the key (said why)."""
     base_url = _option("--base-url", lambda: parse_base_url(script.base_url or "", kind.base_url))
     api_key = _option("API key", lambda: parse_api_key(_read_key(script, kind, environ, stdin), optional=kind.key_optional))
-    listed = ()
+    listed: tuple[ModelInfo, ...] = ()
     if script.check:
         console.say(f"Checking {models_url(kind.type, base_url)} ...")
         result = probe(kind, base_url, api_key)

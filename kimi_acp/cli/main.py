@@ -149,7 +149,7 @@ def _click_main() -> None:
         "otherwise commands that only read the workspace run unasked).",
     )  # fmt: skip
     @click.pass_context
-    def cli(ctx: click.Context, wire: bool, **options: Any) -> None:
+    def cli(ctx: click.Context, /, wire: bool, **options: Any) -> None:
         if ctx.invoked_subcommand is not None:
             if wire:
                 fail("--wire cannot be combined with a subcommand")

@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from ..plugins.spec import PLUGIN_JSON, PluginError, installed_plugins, parse_plugin_json, plugins_dir
+from ..plugins.paths import plugins_dir
+from ..plugins.spec import PLUGIN_JSON, PluginError, installed_plugins, parse_plugin_json
 
 
 def build_plugin_group() -> click.Group:
@@ -77,7 +78,8 @@ def build_plugin_group() -> click.Group:
 
 
 def _host_values() -> dict[str, str]:
-    from ..config import ConfigError, load_config
+    from ..config import load_config
+    from ..errors import ConfigError
     from ..plugins.host import host_values
 
     try:

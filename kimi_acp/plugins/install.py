@@ -30,7 +30,8 @@ from .._version import __version__
 from ..util.child_env import child_environment
 from ..util.fs import atomic_write_text
 from .links import check_link, check_links
-from .spec import PLUGIN_JSON, PluginError, PluginSpec, parse_plugin_json, plugins_dir
+from .paths import plugins_dir
+from .spec import PLUGIN_JSON, PluginError, PluginSpec, parse_plugin_json
 
 HOST = "kimi-acp"
 DOWNLOAD_TIMEOUT_S = 60.0

@@ -53,8 +53,9 @@ class RotatingLogFile(logging.FileHandler):
         return size > 0 and size + len(self.format(record)) + 1 >= self.max_bytes
 
     def _rotate(self) -> None:
-        self.stream.close()
-        self.stream = None  # type: ignore[assignment]
+        if self.stream is not None:  # always open here: `_full_with` opened it
+            self.stream.close()
+        self.stream = None
         base = self.baseFilename
         if self.backups > 0:
             for index in range(self.backups - 1, 0, -1):

@@ -81,7 +81,7 @@ async def open_stdio(limit: int = STDIN_LINE_LIMIT, *, prefix: bytes = b"") -> t
         transport, _ = await loop.connect_write_pipe(asyncio.Protocol, out)
     except ValueError:  # a regular file, not a pipe
         return reader, StdoutWriter(None, out)
-    return reader, StdoutWriter(transport)  # type: ignore[arg-type]
+    return reader, StdoutWriter(transport)
 
 
 _FEEDERS: set[asyncio.Task[None]] = set()

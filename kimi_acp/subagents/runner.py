@@ -29,9 +29,8 @@ from ..agent_file import setup
 from ..core.agent_core import AgentCore
 from ..core.hook_points import ALLOW, HookRunner, HookVerdict
 from ..core.turn import INTERNAL_SIGNALS, ToolStarted
-from ..errors import SessionError, ToolError
+from ..errors import APIStatusError, ChatProviderError, SessionError, ToolError
 from ..kaos.tasks import TaskElsewhere
-from ..llm.errors import APIStatusError, ChatProviderError
 from ..plugins import attach as attach_plugins
 from ..sessions import child_session
 from ..tools.base import ToolContext, tool_error, tool_ok

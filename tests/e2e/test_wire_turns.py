@@ -232,6 +232,20 @@ async def test_external_tool_error_response_becomes_a_tool_error(start_wire):
     assert response["result"] == {"status": "finished"}
     result = events(seen, "ToolResult")[0]["payload"]["return_value"]
     assert result["is_error"] and result["message"] == "IDE is busy"
+    assert result["display"] == [{"type": "brief", "text": "External tool error"}]
+
+
+async def test_external_tool_result_that_does_not_parse_becomes_a_tool_error(start_wire):
+    wire = await start_wire([tool_call("x1", "ext", {}), "text: handled"])
+    await wire.call("initialize", {**INIT, "external_tools": [{"name": "ext", "description": "d", "parameters": {"type": "object"}}]})
+    prompt_id = await wire.request("prompt", {"user_input": "go"})
+    request, _ = await wire.next_request()
+    await wire.respond(request["id"], {"return_value": "not an object"})
+    response, seen = await wire.response(prompt_id)
+    assert response["result"] == {"status": "finished"}
+    result = events(seen, "ToolResult")[0]["payload"]["return_value"]
+    assert result["is_error"] and result["message"] == "Invalid tool result payload from client."
+    assert result["display"] == [{"type": "brief", "text": "Invalid tool result"}]
 
 
 async def test_steer_during_an_approval_is_injected_after_the_step(start_wire, share_dir, work_dir):

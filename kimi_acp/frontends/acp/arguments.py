@@ -148,7 +148,8 @@ class StreamingArguments:
 
     def _get_lexer(self) -> Any:
         if self._lexer is None:
-            import streamingjson  # small and pure Python; loaded with the first streamed call
+            # small and pure Python; loaded with the first streamed call. It ships no type hints.
+            import streamingjson  # type: ignore[import-untyped]  # no py.typed, no stubs package
 
             self._lexer = streamingjson.Lexer()
             unlexed, self._unlexed = self._unlexed, ""

@@ -100,7 +100,8 @@ def partial_argument(arguments: str, key: str) -> str | None:
     if raw.endswith("\\") and not raw.endswith("\\\\"):
         raw = raw[:-1]
     try:
-        return json.loads(f'"{raw}"')
+        decoded: str = json.loads(f'"{raw}"')  # a JSON string literal always decodes to a str
+        return decoded
     except ValueError:
         return raw
 

@@ -48,7 +48,8 @@ def run(sandbox: str | None = None) -> int:
 
 
 def _default_model() -> Any:
-    from ...config import ConfigError, load_config, resolve_model
+    from ...config import load_config, resolve_model
+    from ...errors import ConfigError
 
     try:
         return resolve_model(load_config().config)

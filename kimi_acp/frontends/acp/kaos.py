@@ -21,13 +21,16 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ToolError
 from ...kaos.base import BinaryFileError, CommandResult, CommandSandbox, FileStat, TextWindow, window_of_text
 from ...kaos.local import NONINTERACTIVE_ENV, LocalKaos, user_shell
 from ...util.share_dir import in_share_dir
 from .client_calls import refusal_text
+
+if TYPE_CHECKING:
+    from acp.interfaces import Client
 
 log = logging.getLogger(__name__)
 SNIFF_BYTES = 8192
@@ -55,7 +58,9 @@ class ClientCapabilities:
     @classmethod
     def from_dict(cls, raw: dict[str, Any] | None) -> ClientCapabilities:
         raw = raw or {}
-        fs = raw.get("fs") if isinstance(raw.get("fs"), dict) else {}
+        fs = raw.get("fs")
+        if not isinstance(fs, dict):
+            fs = {}
         return cls(
             read_text_file=fs.get("readTextFile") is True,
             write_text_file=fs.get("writeTextFile") is True,
@@ -74,10 +79,13 @@ class AcpKaos:
 
     name = "acp"
 
-    def __init__(self, connection: Any, session_id: str, capabilities: ClientCapabilities) -> None:
+    def __init__(self, connection: Client, session_id: str, capabilities: ClientCapabilities) -> None:
         self._conn = connection
         self._root_session_id = session_id
         self._caps = capabilities
+        # Commands run in the IDE's terminal get the IDE's environment, which the agent does not
+        # know (permissions/shell_expand.py reads no variable of it but those it sets).
+        self.command_environment_known = not capabilities.terminal
         self.on_terminal: Callable[[str, str], None] | None = None
         self.session_of: Callable[[], str] | None = None
         # The session's workspace roots (the server sets it once the core exists); None: unknown,
@@ -89,12 +97,6 @@ class AcpKaos:
     @property
     def _session_id(self) -> str:
         return self.session_of() if self.session_of is not None else self._root_session_id
-
-    @property
-    def command_environment_known(self) -> bool:
-        """Commands run in the IDE's terminal get the IDE's environment, which the agent does not
-        know (permissions/shell_expand.py reads no variable of it but those it sets)."""
-        return not self._caps.terminal
 
     # ------------------------------------------------------------------ files
 

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 
 from ... import sessions
-from ...config import ConfigError, LoadedConfig, load_config, resolve_model
+from ...config import LoadedConfig, load_config, resolve_model
 from ...core.errors import SessionBusy, SessionDeleted
 from ...core.session_lock import TurnLock
-from ...errors import AgentFileError
+from ...errors import AgentFileError, ConfigError
 from ...front_end import FrontEnd
 from ...root_core import build_root_core
 from ...util.fs import copy_private

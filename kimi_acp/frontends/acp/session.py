@@ -27,8 +27,7 @@ from ...core.errors import LLMNotSet, LLMNotSupported, SessionBusy, SessionDelet
 from ...core.slash import acp_entries
 from ...core.turn import CommandsChanged, ModelChanged, SandboxChanged, ToolStarted
 from ...core.usage import UsageReading
-from ...errors import SignInRequired
-from ...llm.errors import ChatProviderError
+from ...errors import ChatProviderError, SignInRequired
 from ...sessions import iso_time
 from ...wire.file import read_wire_file
 from ...wire.types import (
@@ -187,7 +186,8 @@ class AcpSession:
             change()
         finally:
             self._client_setting = False
-        return self.settings()["configOptions"]
+        options: list[dict[str, Any]] = self.settings()["configOptions"]  # what _config_options made
+        return options
 
     def _config_options(self) -> list[dict[str, Any]]:
         return config_options(self.core, self.server.client_capabilities_raw)
@@ -272,7 +272,8 @@ class AcpSession:
 
     # ------------------------------------------------------------------ requests from the core
 
-    def _on_request(self, request: Request) -> None:
+    def _on_request(self, request: Request[Any]) -> None:
+        mapper: UpdateMapper  # the child session's when a subagent asks, else this session's
         if isinstance(request, ApprovalRequest):
             child = self.children.asked(request) if self.children is not None else None
             if child is not None:  # a subagent's, asked in its child session
@@ -437,7 +438,7 @@ class AcpSession:
         await self.core.close()
 
 
-def _withdraw_when_settled(request: Request, task: asyncio.Task[None]) -> None:
+def _withdraw_when_settled(request: Request[Any], task: asyncio.Task[None]) -> None:
     """A dialog settled by anything but its answer (the turn ended, "approve for this session"
     covered it, its background subagent was stopped) is withdrawn: cancelling the task that waits
     for the client sends `$/cancel_request` (client_calls.py). An answered one has ended its task."""

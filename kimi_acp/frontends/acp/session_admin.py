@@ -35,7 +35,7 @@ def remember_archive_filter(raw: Any) -> None:
         raise invalid_params("archived", f"must be one of {', '.join(ARCHIVE_FILTERS)}, got {type(raw).__name__}")
     if raw not in ARCHIVE_FILTERS:
         raise invalid_params("archived", f"{raw!r} is not supported (supported: {', '.join(ARCHIVE_FILTERS)})")
-    _ARCHIVE_FILTER.set(raw)  # type: ignore[arg-type]
+    _ARCHIVE_FILTER.set(raw)
 
 
 def archive_filtered(found: list[sessions.Session]) -> list[sessions.Session]:

@@ -33,6 +33,7 @@ from ...wire.serde import WireDecodeError, from_envelope
 from ...wire.types import (
     ApprovalRequest,
     BackgroundTaskDisplayBlock,
+    BriefDisplayBlock,
     CompactionBegin,
     CompactionEnd,
     DiffDisplayBlock,
@@ -411,7 +412,7 @@ class UpdateMapper:
                 content.append(text_content(task_lines(tasks)))
         if request.sandbox:  # where the command runs: inside the OS sandbox, or outside it and why (the model's words)
             content.append(text_content(f"**Sandbox:** {markdown_text(request.sandbox)}"))
-        notes = [b.text for b in request.display if is_escapes_note(b)]
+        notes = [b.text for b in request.display if isinstance(b, BriefDisplayBlock) and is_escapes_note(b)]
         if request.warning:  # a file holding credentials, a protected path: said first
             notes.insert(0, request.warning)
         content[:0] = [text_content(f"**Warning:** {note}") for note in notes]

@@ -37,7 +37,8 @@ def serve(
     always_ask: bool = False,
 ) -> int:
     """Bind, print the URL (with its token) on stdout, serve until Ctrl-C; returns the exit code."""
-    from ...config import ConfigError, load_config
+    from ...config import load_config
+    from ...errors import ConfigError
     from ...startup.logs import setup_logging
 
     directory = Path(work_dir).expanduser().resolve() if work_dir else Path.cwd()

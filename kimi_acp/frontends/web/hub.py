@@ -34,6 +34,7 @@ from ...core.toolset import was_cancelled
 from ...core.turn import ModelChanged
 from ...errors import SessionError
 from ...front_end import FrontEnd
+from ...util.session_paths import is_valid_session_id
 from ...wire.file import read_wire_file
 from ...wire.types import (
     ApprovalRequest,
@@ -113,7 +114,7 @@ class Driver:
     def __init__(self, core: AgentCore) -> None:
         self.core = core
         self.pages: set[Page] = set()
-        self.pending: dict[str, Request] = {}
+        self.pending: dict[str, Request[Any]] = {}  # of any kind: approvals, questions, tool calls
         self.turn: asyncio.Task[None] | None = None
         self.output: dict[str, str] = {}  # a running (or cancelled) command's output so far, by tool call id
         self.kept: list[str] = []  # the cancelled ones, oldest first
@@ -422,12 +423,12 @@ class Hub:
             listed.setdefault(session_id, driver.core.session)
         out = []
         for session in sorted(listed.values(), key=lambda s: s.updated_at(), reverse=True):
-            driver = self.drivers.get(session.id)
+            open_driver = self.drivers.get(session.id)
             out.append({
                 "id": session.id,
                 "title": session.title(),
                 "updated_at": session.updated_at(),
-                "busy": driver.busy if driver else False,
+                "busy": open_driver.busy if open_driver else False,
             })  # fmt: skip
         return out
 
@@ -454,7 +455,7 @@ class Hub:
             pass  # never written (a new session without a turn) or already gone
 
     def _find(self, session_id: str) -> sessions.Session:
-        if not sessions.is_valid_session_id(session_id):
+        if not is_valid_session_id(session_id):
             raise WebError(f"invalid session id {session_id!r}", 404)
         session = sessions.find(self.work_dir, session_id)
         if session is None:

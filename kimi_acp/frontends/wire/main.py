@@ -68,11 +68,11 @@ def parse_fast(argv: list[str]) -> dict[str, Any] | None:
         arg = argv[i]
         name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         if name in _FLAGS and not eq:
-            key, value = _FLAGS[name]
+            key, flag_value = _FLAGS[name]
             if key == "wire":
                 wire = True
             else:
-                options[key] = value
+                options[key] = flag_value
         elif name in _VALUE_OPTIONS or name in _LIST_OPTIONS:
             if eq:
                 value = inline
@@ -245,7 +245,7 @@ def _early_skill_settings(options: dict[str, Any]) -> tuple[tuple[str, ...], boo
 def _raw_config_text(options: dict[str, Any]) -> str:
     """The config's text, unparsed ("" when there is no file: a bad --config-file ends the
     process anyway, in the preload)."""
-    text = options.get("config_text")
+    text: str | None = options.get("config_text")  # --config's value when given
     if text is not None:
         return text
     from ...util.share_dir import share_dir
@@ -306,7 +306,7 @@ def _prepare(
 ) -> _Prepared:
     """Validate the options and build the session's agent (runs in the preload thread)."""
     from ... import sessions
-    from ...config import ConfigError, load_config
+    from ...config import load_config
 
     try:
         loaded = load_config(config_file, config_text)

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...core.agent_core import INTERNAL_SIGNALS, AgentCore, FromUser
 from ...core.errors import LLMNotSet, LLMNotSupported, NoTurnInProgress, SessionBusy, TurnInProgress
-from ...errors import SessionError, SignInRequired
+from ...errors import ChatProviderError, SessionError, SignInRequired
 from ...hooks import attach as attach_hooks
-from ...llm.errors import ChatProviderError
 from ...startup.stdio import StdoutWriter, stdin_is_regular_file
 from ...wire import jsonrpc as rpc
 from ...wire.file import read_wire_file
@@ -28,6 +27,7 @@ from ...wire.serde import describe_validation_error, to_envelope
 from ...wire.types import (
     ApprovalRequest,
     ApprovalResponse,
+    BriefDisplayBlock,
     ContentPart,
     HookResponse,
     PlanQuestion,
@@ -42,6 +42,9 @@ from ...wire.types import (
     user_input_text,
 )
 from .handshake import initialize_result
+
+if TYPE_CHECKING:
+    from ...front_end import QuestionSupport
 
 log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_S = 3.0
@@ -90,7 +93,7 @@ class _NoParams(_Params):
     pass
 
 
-PARAMS = {
+PARAMS: dict[str, type[_Params]] = {
     "initialize": InitializeParams,
     "prompt": PromptParams,
     "steer": PromptParams,
@@ -130,7 +133,7 @@ class WireServer:
         # the core's hook engine (root_core attached it; attach is idempotent): [[hooks]] now, the
         # client's subscriptions at initialize
         self.hooks = attach_hooks(core)
-        self._pending: dict[rpc.RequestId, Request] = {}
+        self._pending: dict[rpc.RequestId, Request[Any]] = {}  # of any kind, by the id we sent
         self._tasks: set[asyncio.Task[None]] = set()
         self._replay: asyncio.Task[dict[str, Any]] | None = None
         self._closing = False
@@ -147,7 +150,7 @@ class WireServer:
         """What the client said it can show: AskUserQuestion is offered to the model only with
         `supports_question`, EnterPlanMode / ExitPlanMode only with `supports_plan_mode`."""
         capabilities = self.capabilities
-        questions = "full" if capabilities.supports_question else "none"
+        questions: QuestionSupport = "full" if capabilities.supports_question else "none"
         self.core.client_declared(questions=questions, plan_mode=capabilities.supports_plan_mode)
 
     def _on_message(self, message: Any) -> None:
@@ -407,7 +410,7 @@ def _interpret_answer(request: Request[Any], incoming: rpc.Incoming) -> Any:
             return ToolReturnValue(
                 is_error=True,
                 message=str(error.get("message") or "External tool error"),
-                display=[{"type": "brief", "text": "External tool error"}],
+                display=[BriefDisplayBlock(text="External tool error")],
             )
         try:
             return ToolResult.model_validate(result).return_value
@@ -415,7 +418,7 @@ def _interpret_answer(request: Request[Any], incoming: rpc.Incoming) -> Any:
             return ToolReturnValue(
                 is_error=True,
                 message="Invalid tool result payload from client.",
-                display=[{"type": "brief", "text": "Invalid tool result"}],
+                display=[BriefDisplayBlock(text="Invalid tool result")],
             )
     answer_type = ANSWER_TYPES.get(type(request).wire_type)
     if answer_type is None:

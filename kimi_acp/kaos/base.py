@@ -1,8 +1,17 @@
-"""The OS boundary every tool goes through, so a front end can reroute it.
+"""The OS boundary of the file tools and Shell, so a front end can reroute them.
 
-`LocalKaos` touches this machine; the ACP front end supplies one that reads and writes through the
-client's `fs/*` methods and runs commands in the client's terminal. Tools never call `open` or
-`subprocess` themselves.
+A `Kaos` reads a text file (whole, or a window of lines), reads bytes, writes or appends text,
+stats a path and runs one foreground command through the user's shell, confined by a
+`CommandSandbox` when the session's sandbox is on. `LocalKaos` (kaos/local.py) does it on this
+machine: regular files only, off the event loop, writes replacing the file whole
+(`util.fs.replace_file`), commands in a process group of their own. The ACP front end's `AcpKaos`
+reads and writes through the client's `fs/*` methods and runs commands in the client's terminal
+where the client offers them, and hands the rest to `LocalKaos`.
+
+Not through it, on purpose: Glob and Grep search the disk itself (Grep runs ripgrep, or reads the
+files in its fallback), background commands run locally in the session's `TaskTable`
+(kaos/tasks.py), and the agent's own records (sessions, logs, tokens) are written by the modules
+that keep them, through util/fs.py.
 """
 
 from __future__ import annotations
@@ -90,6 +99,8 @@ class CommandSandbox(Protocol):
 
 
 class Kaos(Protocol):
+    """What a tool reads, writes and runs through (see the module's docstring for what does not)."""
+
     name: str
     # Whether a command gets the agent's environment (without its credentials); False when it runs
     # in the IDE's terminal, with the IDE's (permissions/shell_expand.py then reads none of it).

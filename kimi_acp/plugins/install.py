@@ -28,7 +28,7 @@ from urllib.parse import urlparse
 
 from .._version import __version__
 from ..util.child_env import child_environment
-from ..util.fs import atomic_write_text
+from ..util.fs import atomic_write_text, private_dir
 from .links import check_link, check_links
 from .paths import plugins_dir
 from .spec import PLUGIN_JSON, PluginError, PluginSpec, parse_plugin_json
@@ -45,7 +45,7 @@ def install(target: str, host_values: dict[str, str], *, say: Callable[[str], No
         check_links(source)  # before anything is read or copied: links stay links, inside the plugin
         spec = parse_plugin_json(source / PLUGIN_JSON)
         dest = _destination(root, spec.name)
-        root.mkdir(parents=True, exist_ok=True)
+        private_dir(root)  # 0700 like the rest of the share dir: the installed specs hold host values
         staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=root))
         try:
             staged = staging / spec.name

@@ -59,6 +59,7 @@ def test_install_from_a_directory_a_zip_and_a_git_repository(tmp_path: Path) -> 
     spec = install(str(source), HOST)
     assert (spec.name, spec.runtime) == ("demo", {"host": "kimi-acp", "host_version": spec.runtime["host_version"]})
     assert [p.name for p in installed_plugins()] == ["demo"]
+    assert (plugins_dir().stat().st_mode & 0o777) == 0o700  # private like the share dir: specs hold host values
 
     archive = tmp_path / "demo.zip"
     with zipfile.ZipFile(archive, "w") as zf:

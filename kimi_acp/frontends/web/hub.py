@@ -34,6 +34,7 @@ from ...core.toolset import was_cancelled
 from ...core.turn import ModelChanged
 from ...errors import SessionError
 from ...front_end import FrontEnd
+from ...util.fs import open_private
 from ...util.session_paths import is_valid_session_id
 from ...wire.file import read_wire_file
 from ...wire.types import (
@@ -205,7 +206,7 @@ class Driver:
         if not self.core.session.dir.is_dir():
             return  # deleted meanwhile
         try:
-            with open(self.errors_file, "a", encoding="utf-8") as f:
+            with open_private(self.errors_file, "a", encoding="utf-8") as f:  # 0600, like wire.jsonl
                 f.write(json.dumps({"timestamp": time.time(), "message": message}, ensure_ascii=False) + "\n")
         except OSError as exc:
             log.warning("cannot keep the error of session %s: %s", self.core.session.id, exc)

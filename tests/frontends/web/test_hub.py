@@ -49,3 +49,15 @@ async def test_a_bad_agent_file_refuses_a_new_hub_session(tmp_path: Path, work_d
         hub.new_session()
     assert caught.value.status == 500 and str(caught.value).startswith("Invalid configuration: agent_file: ")
     assert hub.list_sessions() == []  # nothing was created
+
+
+async def test_a_failed_turns_error_is_kept_private(tmp_path: Path, work_dir: Path) -> None:
+    """web-errors.jsonl holds the words of a failed turn (which may quote a request): 0600 like wire.jsonl."""
+    hub = Hub(work_dir, load_config(config_with(tmp_path)))
+    try:
+        driver = hub.new_session()
+        driver._save_error("the provider said no")
+        assert (driver.errors_file.stat().st_mode & 0o777) == 0o600
+        assert [m for _, m in driver._saved_errors()] == ["the provider said no"]
+    finally:
+        await hub.close()

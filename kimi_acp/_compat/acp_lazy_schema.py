@@ -183,7 +183,7 @@ class _Creator:
         return self.get(name)
 
 
-class _Builtins(dict):  # type: ignore[type-arg]
+class _Builtins(dict[str, Any]):
     """The module's `__builtins__`: the builtins, and any schema name not created yet."""
 
     def __init__(self, creator: _Creator) -> None:
@@ -223,7 +223,7 @@ def install(index: Index, path: Path) -> types.ModuleType:
     """Make `acp.schema` the lazy module built from `index` (before `acp` is imported)."""
     import importlib.util
 
-    module_class = type("LazySchemaModule", (LazySchemaModule,), {})
+    module_class: type[LazySchemaModule] = type("LazySchemaModule", (LazySchemaModule,), {})  # one per install
     module = module_class(MODULE)
     creator = _Creator(module, index)
     module_class._creator = creator
@@ -250,7 +250,7 @@ def after_import(module: types.ModuleType) -> None:
         type(module)._creator.importing = False
     package = sys.modules.get("acp")
     if package is not None and package.__dict__.get("schema") is not module:
-        package.schema = module  # type: ignore[attr-defined]
+        vars(package)["schema"] = module
 
 
 def is_lazy() -> bool:

@@ -71,8 +71,10 @@ def _bound_names(statement: ast.stmt) -> tuple[str, ...] | None:
         return None
     if isinstance(statement, ast.ClassDef):
         return (statement.name,)
-    if isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets):
-        return tuple(t.id for t in statement.targets)  # type: ignore[attr-defined]
+    if isinstance(statement, ast.Assign):
+        names = [t.id for t in statement.targets if isinstance(t, ast.Name)]
+        if len(names) == len(statement.targets):  # names only (no attribute, item or unpacking)
+            return tuple(names)
     if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
         return (statement.target.id,)
     raise ValueError(f"unexpected statement at line {statement.lineno} of acp/schema.py")

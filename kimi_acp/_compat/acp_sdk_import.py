@@ -178,11 +178,12 @@ def _deferred_config() -> Iterator[None]:
         kwargs.setdefault("defer_build", True)
         return original_config(**kwargs)
 
-    pydantic.ConfigDict = lazy_config  # type: ignore[misc,assignment]
+    # The patch itself (a function where a TypedDict is declared), undone below.
+    pydantic.ConfigDict = lazy_config  # type: ignore[misc,assignment]  # see above
     try:
         yield
     finally:
-        pydantic.ConfigDict = original_config  # type: ignore[misc]
+        pydantic.ConfigDict = original_config  # type: ignore[misc]  # a TypedDict class: put back
 
 
 @contextmanager
@@ -196,7 +197,7 @@ def _deferred_defaults() -> Iterator[None]:
     original_root_config = RootModel.model_config
     original_init = BaseModel.__init__
 
-    class LazyTypeAdapter(TypeAdapter):  # type: ignore[type-arg]
+    class LazyTypeAdapter(TypeAdapter[Any]):  # type: ignore[misc]  # final to type checkers; subclassed only here
         """A module-level `TypeAdapter(T)` of the SDK, built when first used."""
 
         def __init__(self, type: Any, *, config: Any = None, **kwargs: Any) -> None:
@@ -218,14 +219,15 @@ def _deferred_defaults() -> Iterator[None]:
         object.__setattr__(self, "__pydantic_private__", made.__pydantic_private__)
 
     # models created meanwhile must not take this for a custom `__init__` (pydantic checks the mark)
-    default_instance_init.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+    default_instance_init.__pydantic_base_init__ = True  # type: ignore[attr-defined]  # pydantic's mark, not a declared attribute
 
-    pydantic.TypeAdapter = LazyTypeAdapter  # type: ignore[misc]
+    # The patches themselves (a class and a method replaced), undone below.
+    pydantic.TypeAdapter = LazyTypeAdapter  # type: ignore[misc]  # see above
     RootModel.model_config = {**original_root_config, "defer_build": True}
-    BaseModel.__init__ = default_instance_init  # type: ignore[method-assign]
+    BaseModel.__init__ = default_instance_init  # type: ignore[method-assign]  # see above
     try:
         yield
     finally:
-        BaseModel.__init__ = original_init  # type: ignore[method-assign]
+        BaseModel.__init__ = original_init  # type: ignore[method-assign]  # put back
         RootModel.model_config = original_root_config
-        pydantic.TypeAdapter = TypeAdapter  # type: ignore[misc]
+        pydantic.TypeAdapter = TypeAdapter  # type: ignore[misc]  # put back

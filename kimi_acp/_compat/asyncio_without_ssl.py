@@ -21,10 +21,13 @@ import importlib.machinery
 import sys
 import threading
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..util.meta_path import join_meta_path, leave_meta_path
 from . import PYTHON, applies, fell_back, python_version
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 TRICK = "asyncio-without-ssl"
 
@@ -85,7 +88,7 @@ def give_asyncio_ssl(ssl: ModuleType) -> None:
 
     for module in _asyncio_modules():
         if "ssl" in module.__dict__ and module.__dict__["ssl"] is None:
-            module.ssl = ssl  # type: ignore[attr-defined]
+            module.__dict__["ssl"] = ssl
             if module.__name__ == "asyncio.sslproto":
                 importlib.reload(module)
 
@@ -106,7 +109,9 @@ class _SslFinder:
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return None
-        spec.loader = _AfterExec(spec.loader, self)
+        # The import system calls a loader's create_module/exec_module, whatever its class (typeshed
+        # wants an importlib.abc.Loader, a module too costly to import on the start-up path).
+        spec.loader = _AfterExec(spec.loader, self)  # type: ignore[assignment]
         return spec
 
     def leave(self) -> None:
@@ -114,7 +119,7 @@ class _SslFinder:
 
 
 class _AfterExec:
-    def __init__(self, loader: Any, finder: _SslFinder) -> None:
+    def __init__(self, loader: Loader, finder: _SslFinder) -> None:
         self._loader = loader
         self._finder = finder
 
@@ -123,6 +128,8 @@ class _AfterExec:
 
     def exec_module(self, module: ModuleType) -> None:
         self._loader.exec_module(module)
-        module.__loader__ = module.__spec__.loader = self._loader  # as if found the usual way
+        module.__loader__ = self._loader  # as if found the usual way
+        if module.__spec__ is not None:  # always, for a module the import system executes
+            module.__spec__.loader = self._loader
         give_asyncio_ssl(module)
         self._finder.leave()

@@ -67,7 +67,8 @@ class _Cache:
         data = self.known.get(key) or self.compiled.get(key)
         if data is not None:
             self.hits += 1
-            return marshal.loads(data)
+            code: types.CodeType = marshal.loads(data)  # the file holds what `code` marshalled (`_read` checks it is ours)
+            return code
         found = _compile(text, "<string>", mode, dont_inherit=True)  # a SyntaxError goes to the caller
         self.compiled[key] = marshal.dumps(found)
         return found
@@ -131,8 +132,8 @@ def install() -> bool:
             raise AttributeError("dataclasses.dataclass or typing.ForwardRef is missing")
         path = cache_file()
         _cache = _Cache(path, _read(path))
-        dataclasses.exec = _dataclasses_exec  # type: ignore[attr-defined]
-        typing.compile = _typing_compile  # type: ignore[attr-defined]
+        vars(dataclasses)["exec"] = _dataclasses_exec  # globals of their own, shadowing the builtins
+        vars(typing)["compile"] = _typing_compile
     except Exception as exc:  # the plain way follows
         fell_back(TRICK, exc)
         uninstall()

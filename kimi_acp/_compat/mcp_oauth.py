@@ -12,15 +12,18 @@ after the server's first 401 instead of before the first request, and nothing el
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import MCP_SDK, applies, installed_version
+
+if TYPE_CHECKING:
+    from mcp.client.auth import OAuthClientProvider
 
 TRICK = "mcp-oauth-hooks"
 PRIVATE_METHODS = ("_initialize", "_handle_refresh_response")
 
 
-def hooked_provider_class() -> type[Any]:
+def hooked_provider_class() -> type[OAuthClientProvider]:
     """A subclass of the SDK's `OAuthClientProvider` whose `after_initialize()` and
     `after_refresh(refreshed)` run when checked, else the SDK's class itself."""
     from mcp.client.auth import OAuthClientProvider
@@ -33,7 +36,7 @@ def hooked_provider_class() -> type[Any]:
         fell_back(TRICK, AttributeError(f"OAuthClientProvider has no {' / '.join(PRIVATE_METHODS)}"))
         return OAuthClientProvider
 
-    class HookedProvider(OAuthClientProvider):  # type: ignore[misc,valid-type]
+    class HookedProvider(OAuthClientProvider):
         async def after_initialize(self) -> None:
             """Stored tokens are loaded into `self.context`."""
 

@@ -46,7 +46,7 @@ def _remembering(original: Callable[..., tuple[Any, bool]]) -> Callable[..., tup
             done[key] = result
         return result
 
-    try_eval_type.__kimi_remembering__ = True  # type: ignore[attr-defined]
+    try_eval_type.__kimi_remembering__ = True  # type: ignore[attr-defined]  # our mark on a function (read by _replaceable)
     return try_eval_type
 
 

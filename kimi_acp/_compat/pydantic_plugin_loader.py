@@ -24,10 +24,18 @@ import os
 import sys
 import types
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..util import process_state
 from . import PYDANTIC, applies, installed_version
+
+if TYPE_CHECKING:
+
+    class _Loader(Protocol):
+        """pydantic's loader module, as far as it is called here."""
+
+        def get_plugins(self) -> Iterable[Any]: ...
+
 
 TRICK = "pydantic-plugin-loader"
 LOADER = "pydantic.plugin._loader"
@@ -40,9 +48,11 @@ def install() -> bool:
     if LOADER in sys.modules or not applies(TRICK, (PYDANTIC, installed_version("pydantic", "pydantic"))):
         return False
     stand_in = types.ModuleType(LOADER, __doc__)
-    stand_in.get_plugins = get_plugins  # type: ignore[attr-defined]
-    stand_in.__kimi_stand_in__ = True  # type: ignore[attr-defined]
-    stand_in.__getattr__ = _from_real_loader  # type: ignore[attr-defined]  # whatever else a pydantic asks for
+    vars(stand_in).update(  # a module's attributes are its __dict__
+        get_plugins=get_plugins,
+        __kimi_stand_in__=True,
+        __getattr__=_from_real_loader,  # whatever else a pydantic asks for
+    )
     sys.modules[LOADER] = stand_in
     return True
 
@@ -69,7 +79,7 @@ def _from_real_loader(name: str) -> Any:
     return getattr(_real_loader(), name)
 
 
-def _real_loader() -> Any:
+def _real_loader() -> _Loader:
     module = sys.modules.get(LOADER)
     if module is None or getattr(module, "__kimi_stand_in__", False):
         sys.modules.pop(LOADER, None)

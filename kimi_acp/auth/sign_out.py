@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import ConfigError, default_config_path
+from ..config import default_config_path
 from ..config_edit import read_existing_config, write_checked
+from ..errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -25,12 +26,12 @@ def edit_config_without_account(text: str) -> str | None:
     doc = tomlkit.parse(text)
     changed = False
     providers = doc.get("providers")
-    if isinstance(providers, Mapping) and kimi_code.PROVIDER_KEY in providers:
+    if isinstance(providers, MutableMapping) and kimi_code.PROVIDER_KEY in providers:
         del providers[kimi_code.PROVIDER_KEY]
         changed = True
     models = doc.get("models")
     removed: set[str] = set()
-    if isinstance(models, Mapping):
+    if isinstance(models, MutableMapping):
         removed = {k for k, v in models.items() if isinstance(v, Mapping) and v.get("provider") == kimi_code.PROVIDER_KEY}
         for key in removed:
             del models[key]
@@ -38,7 +39,7 @@ def edit_config_without_account(text: str) -> str | None:
     if str(doc.get("default_model", "")) in removed:
         doc["default_model"] = ""
     services = doc.get("services")
-    if isinstance(services, Mapping):
+    if isinstance(services, MutableMapping):
         for name in ("moonshot_search", "moonshot_fetch"):
             entry = services.get(name)
             oauth = entry.get("oauth") if isinstance(entry, Mapping) else None

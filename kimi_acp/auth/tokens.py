@@ -18,7 +18,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import OAuthRef
 from ..util.secrets import register
@@ -27,6 +27,15 @@ from .errors import KeyringUnavailable
 from .kimi_code import KEYRING_SERVICE
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+
+    class _Keyring(Protocol):
+        """The `keyring` module, as far as it is used here (its top-level functions)."""
+
+        def get_password(self, service_name: str, username: str) -> str | None: ...
+
+        def delete_password(self, service_name: str, username: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -165,7 +174,7 @@ def delete_file(key: str) -> bool:
 # --------------------------------------------------------------------------- keyring
 
 
-def _keyring() -> Any:
+def _keyring() -> _Keyring:
     try:
         import keyring  # optional: see the module docstring
     except ImportError:
@@ -174,7 +183,8 @@ def _keyring() -> Any:
             "`keyring` is not installed; install it (pip install keyring) or run `kimi login` to "
             "store the login in a file"
         ) from None
-    return keyring
+    module: _Keyring = keyring  # untyped to mypy (an extra it does not see): the calls made on it
+    return module
 
 
 def load_keyring(key: str) -> OAuthToken | None:

@@ -14,6 +14,7 @@ from .errors import ChatProviderError
 
 if TYPE_CHECKING:
     from ..config import ResolvedModel
+    from .http import HTTPChatProvider
     from .types import ChatProvider, ThinkingEffort
 
 __all__ = [
@@ -77,14 +78,16 @@ def provider_module(ptype: str) -> str | None:
     return f"{__name__}.{found[0]}" if found else None
 
 
-def provider_class(ptype: str) -> Any:
+def provider_class(ptype: str) -> type[HTTPChatProvider]:
     """The class of a provider type: ChatProviderError for a type without one, never a guess."""
     module = provider_module(ptype)
     if module is None:
         raise ChatProviderError(f"provider type {ptype!r} has no provider class in kimi-acp")
     import importlib
 
-    return getattr(importlib.import_module(module), PROVIDER_CLASSES[ptype][1])
+    # The table names HTTP providers only (checked by tests/llm/test_factory.py).
+    found: type[HTTPChatProvider] = getattr(importlib.import_module(module), PROVIDER_CLASSES[ptype][1])
+    return found
 
 
 def _account_options(resolved: ResolvedModel) -> dict[str, Any]:

@@ -13,6 +13,19 @@ from ..errors import (  # the provider part of the tree, imported from here by l
     ChatProviderError,
 )
 
+__all__ = [  # the re-exported exceptions, and what is defined here
+    "RETRIED",
+    "RETRYABLE_STATUS_CODES",
+    "APIConnectionError",
+    "APIEmptyResponseError",
+    "APIStatusError",
+    "APITimeoutError",
+    "ChatProviderError",
+    "is_context_overflow",
+    "is_retryable",
+    "retry_cause",
+]
+
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 # The failures retried whatever their status, and how a retry notice names each.
 RETRIED: dict[type[ChatProviderError], str] = {

@@ -162,20 +162,27 @@ def _schema(parameters: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(defs, dict):
         return clean
 
+    def resolve_object(node: dict[str, Any], seen: tuple[str, ...]) -> dict[str, Any]:
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
+            name = ref.rsplit("/", 1)[1]
+            if name in defs and name not in seen:  # a recursive schema keeps its last reference
+                target = resolve(defs[name], (*seen, name))
+                if isinstance(target, bool):  # a boolean schema: anything (true) or nothing (false)
+                    target = {} if target else {"not": {}}
+                if isinstance(target, dict):  # else not a schema: the reference stays as it is
+                    rest = {k: v for k, v in node.items() if k != "$ref"}
+                    return {**target, **resolve_object(rest, seen)}
+        return {k: resolve(v, seen) for k, v in node.items()}
+
     def resolve(node: Any, seen: tuple[str, ...]) -> Any:
         if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
-                name = ref.rsplit("/", 1)[1]
-                if name in defs and name not in seen:  # a recursive schema keeps its last reference
-                    rest = {k: v for k, v in node.items() if k != "$ref"}
-                    return {**resolve(defs[name], (*seen, name)), **resolve(rest, seen)}
-            return {k: resolve(v, seen) for k, v in node.items()}
+            return resolve_object(node, seen)
         if isinstance(node, list):
             return [resolve(v, seen) for v in node]
         return node
 
-    return resolve(clean, ())
+    return resolve_object(clean, ())
 
 
 def gemini_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -356,7 +363,9 @@ class GeminiProvider(HTTPChatProvider):
         candidates = chunk.get("candidates")
         if not candidates:
             feedback = chunk.get("promptFeedback")
-            blocked = feedback.get("blockReason") if isinstance(feedback, dict) else None
+            if not isinstance(feedback, dict):
+                return
+            blocked = feedback.get("blockReason")
             if blocked:
                 detail = feedback.get("blockReasonMessage") or "the prompt was blocked"
                 raise ChatProviderError(self._redact(f"Gemini blocked the prompt ({blocked}): {detail}"))

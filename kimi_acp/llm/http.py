@@ -51,18 +51,19 @@ class TokenSource(Protocol):
     async def after_unauthorized(self, request_headers: Mapping[str, str]) -> bool: ...
 
 
+_orjson_loads: Callable[[str], Any] | None
 try:  # orjson decodes a streamed chunk faster than the json module; optional
-    import orjson as _orjson
+    from orjson import loads as _orjson_loads
 except ImportError:  # pragma: no cover - the json module does the same work
-    _orjson = None
+    _orjson_loads = None
 
 
 def _loads(data: str) -> Any:
     """JSON text to a value: orjson when it can, else (and for what it refuses: NaN, ints past
     64 bits, lone surrogates) the json module, so what was accepted before still is."""
-    if _orjson is not None:
+    if _orjson_loads is not None:
         try:
-            return _orjson.loads(data)
+            return _orjson_loads(data)
         except ValueError:
             pass
     return json.loads(data)

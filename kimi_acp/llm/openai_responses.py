@@ -276,8 +276,8 @@ class OpenAIResponsesProvider(HTTPChatProvider):
         elif kind == "response.completed" or kind == "response.incomplete":
             self._finished(chat, data.get("response"), state)
         elif kind == "response.failed":
-            response = data.get("response") if isinstance(data.get("response"), Mapping) else {}
-            raise self._stream_error(response.get("error"))
+            response = data.get("response")
+            raise self._stream_error(response.get("error") if isinstance(response, Mapping) else None)
         elif kind == "error":
             raise self._stream_error(data)
 
@@ -336,7 +336,9 @@ class OpenAIResponsesProvider(HTTPChatProvider):
                 self._advance(state, out)
         elif itype == "reasoning":
             if item_id not in state.think_items:  # no deltas came: the summary whole
-                summary = item.get("summary") if isinstance(item.get("summary"), list) else []
+                summary = item.get("summary")
+                if not isinstance(summary, list):
+                    summary = []
                 text = "\n\n".join(s.get("text", "") for s in summary if isinstance(s, Mapping) and s.get("text"))
                 if text:
                     if state.thought:
@@ -347,7 +349,9 @@ class OpenAIResponsesProvider(HTTPChatProvider):
             if isinstance(encrypted, str) and encrypted:
                 self._emit(state, out, ThinkPart(think="", encrypted=encrypted))
         elif itype == "message" and item_id not in state.text_items:
-            content = item.get("content") if isinstance(item.get("content"), list) else []
+            content = item.get("content")
+            if not isinstance(content, list):
+                content = []
             text = "".join(
                 c.get("text") or c.get("refusal") or ""
                 for c in content

@@ -64,7 +64,7 @@ class SSEParser:
         for line in lines:
             if not line:
                 if data:
-                    events.append(self._dispatch())
+                    events.append(self._take())
                 else:
                     self._event = None
             elif line.startswith("data: "):
@@ -99,10 +99,14 @@ class SSEParser:
         return self._dispatch()
 
     def _dispatch(self) -> SSEEvent | None:
-        data = self._data
-        if not data:
+        if not self._data:
             self._event = None
             return None
+        return self._take()
+
+    def _take(self) -> SSEEvent:
+        """The pending event (there is data), the parser then empty."""
+        data = self._data
         event = SSEEvent(data[0] if len(data) == 1 else "\n".join(data), self._event)
         data.clear()  # in place: `feed` holds this list
         self._event = None

@@ -162,7 +162,7 @@ def merge_deltas(batch: list[StreamPart]) -> list[StreamPart]:
 
     for part in batch:
         kind = type(part)
-        if kind is TextPart or kind is ToolCallPart or (kind is ThinkPart and not part.encrypted):
+        if kind is TextPart or kind is ToolCallPart or (type(part) is ThinkPart and not part.encrypted):
             if run and type(run[0]) is not kind:
                 close()
             run.append(part)

@@ -297,7 +297,7 @@ def parse_json_entry(name: str, raw: Any, *, origin: str, kind: SourceKind = "fi
         return RemoteServerConfig(
             name=name,
             url=url,
-            transport=transport or infer_transport(url),  # type: ignore[arg-type]
+            transport=transport or infer_transport(url),
             headers=_string_map(raw.get("headers"), "headers", bad),
             auth=auth,
             origin=origin,

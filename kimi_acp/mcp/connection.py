@@ -104,7 +104,7 @@ class _Outbox:
     async def send(self, item: Any) -> None:
         root = getattr(getattr(item, "message", None), "root", None)
         method = getattr(root, "method", None)
-        if method == "tools/call" and hasattr(root, "id"):
+        if method == "tools/call" and root is not None and hasattr(root, "id"):
             call = _CURRENT_CALL.get()
             if call is not None and call.request_id is None:
                 call.request_id = root.id
@@ -331,8 +331,8 @@ class McpConnection:
                 auth=auth,
             )
         )
-        streams = await stack.enter_async_context(streamable_http_client(cfg.url, http_client=client))
-        return streams[0], streams[1]
+        http_streams = await stack.enter_async_context(streamable_http_client(cfg.url, http_client=client))
+        return http_streams[0], http_streams[1]
 
     def _remote_auth(self, cfg: RemoteServerConfig) -> Any:
         """`auth: "oauth"`: the stored authorization (`mcp/oauth.py`); `kimi mcp auth` makes one.

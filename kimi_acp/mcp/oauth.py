@@ -26,7 +26,7 @@ import logging
 import time
 import webbrowser
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlparse
 
 import httpx
@@ -37,6 +37,7 @@ from mcp.client.auth.utils import (
     handle_protected_resource_response,
 )
 from mcp.shared.auth import OAuthClientMetadata
+from pydantic import AnyHttpUrl, AnyUrl
 
 from .._compat.mcp_oauth import hooked_provider_class
 from .._version import __version__
@@ -90,7 +91,13 @@ class _PendingStore:
         self.client_info = client_info
 
 
-class _StoredProvider(hooked_provider_class()):  # type: ignore[misc]
+if TYPE_CHECKING:  # what hooked_provider_class() returns: the SDK's class or a subclass of it
+    from mcp.client.auth import OAuthClientProvider as _ProviderBase
+else:
+    _ProviderBase = hooked_provider_class()
+
+
+class _StoredProvider(_ProviderBase):
     """The SDK's provider, knowing when a stored token expires, and where to refresh it."""
 
     def __init__(self, store: OAuthStore | _PendingStore, **kwargs: Any) -> None:
@@ -137,10 +144,10 @@ class _StoredProvider(hooked_provider_class()):  # type: ignore[misc]
 def client_metadata(redirect_uri: str) -> OAuthClientMetadata:
     return OAuthClientMetadata(
         client_name=CLIENT_NAME,
-        client_uri="https://github.com/MoonshotAI/kimi-cli",
+        client_uri=AnyHttpUrl("https://github.com/MoonshotAI/kimi-cli"),
         software_id="kimi-acp",
         software_version=__version__,
-        redirect_uris=[redirect_uri],  # type: ignore[list-item]
+        redirect_uris=[AnyUrl(redirect_uri)],
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
         token_endpoint_auth_method="none",
@@ -215,10 +222,11 @@ class LoopbackCallback:
             query = parse_qs(target.query)
             if "error" in query:
                 reason = query.get("error_description", query["error"])[0]
-                self._settle(error=f"the authorization server refused: {reason}")
+                self._settle(RuntimeError(f"the authorization server refused: {reason}"))
                 _respond(writer, 400, f"Authorization failed: {reason}. You can close this window.")
             elif "code" in query:
-                self._settle(result=(query["code"][0], (query.get("state") or [None])[0]))
+                state = query.get("state")
+                self._settle((query["code"][0], state[0] if state else None))
                 _respond(writer, 200, "Authorization complete. You can close this window and return to the terminal.")
             else:
                 _respond(writer, 400, "This is not an authorization answer.")
@@ -228,13 +236,14 @@ class LoopbackCallback:
         finally:
             writer.close()
 
-    def _settle(self, *, result: tuple[str, str | None] | None = None, error: str | None = None) -> None:
+    def _settle(self, outcome: tuple[str, str | None] | Exception) -> None:
+        """What `wait` returns (the code and state) or raises; the first answer only."""
         if self._result is None or self._result.done():
             return
-        if error is not None:
-            self._result.set_exception(RuntimeError(error))
+        if isinstance(outcome, Exception):
+            self._result.set_exception(outcome)
         else:
-            self._result.set_result(result)  # type: ignore[arg-type]
+            self._result.set_result(outcome)
 
 
 def _respond(writer: asyncio.StreamWriter, status: int, text: str) -> None:
@@ -261,6 +270,10 @@ async def authorize(
 
         opening: set[asyncio.Task[bool]] = set()
 
+        def said_if_not_opened(task: asyncio.Task[bool]) -> None:
+            if not (task.cancelled() or task.exception() or task.result()):
+                say("(no browser could be started; open the address above yourself)")
+
         async def open_browser(authorization_url: str) -> None:
             say("Opening the browser to authorize. If it does not open, visit:")
             say(f"  {authorization_url}")
@@ -268,10 +281,7 @@ async def authorize(
             # happens after the callback this loop serves has answered.
             task = asyncio.create_task(asyncio.to_thread(webbrowser.open, authorization_url))
             opening.add(task)
-            task.add_done_callback(
-                lambda t: t.cancelled() or t.exception() or t.result()
-                or say("(no browser could be started; open the address above yourself)")
-            )
+            task.add_done_callback(said_if_not_opened)
 
         provider = _StoredProvider(
             pending,

@@ -78,6 +78,7 @@ def _parts(blocks: list[Any], capabilities: Collection[str], budget: _Budget) ->
     out: list[ContentPart] = []
     for block in blocks:
         kind = getattr(block, "type", None)
+        part: ContentPart
         if kind == "text":
             part = budget.text(block.text)
         elif kind == "image":

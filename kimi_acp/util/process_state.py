@@ -18,15 +18,27 @@ constants built on first use from nothing but the code (tool schemas, type adapt
 
 from __future__ import annotations
 
-from collections.abc import Callable, MutableMapping, MutableSequence, MutableSet
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 Restore = Callable[[], None]
 Reset = Callable[[], Restore]  # empties the state, returns what puts it back
 
 _resets: dict[str, Reset] = {}
-F = TypeVar("F", bound=Callable[..., Any])
-C = TypeVar("C", MutableMapping[Any, Any], MutableSet[Any], MutableSequence[Any])
+
+if TYPE_CHECKING:  # for the checker only: no class to create at start-up
+
+    class Memoized(Protocol):
+        """What `functools.lru_cache`/`cache` make of a function, as far as a reset needs it."""
+
+        __module__: str
+        __qualname__: str
+
+        def cache_clear(self) -> None: ...
+
+
+M = TypeVar("M", bound="Memoized")
+C = TypeVar("C", bound=dict[Any, Any] | set[Any] | list[Any])  # bound, not constrained: keeps the caller's type
 
 
 def register(name: str, reset: Reset) -> None:
@@ -35,13 +47,13 @@ def register(name: str, reset: Reset) -> None:
     _resets[name] = reset
 
 
-def cache(function: F) -> F:
+def cache(function: M) -> M:
     """Decorator, above `functools.lru_cache`/`cache`: the memo is forgotten on a reset (and the
     one the server filled, on the restore: a cache refills itself)."""
 
     def reset() -> Restore:
-        function.cache_clear()  # type: ignore[attr-defined]
-        return function.cache_clear  # type: ignore[attr-defined]
+        function.cache_clear()
+        return function.cache_clear
 
     register(f"{function.__module__}.{function.__qualname__}", reset)
     return function
@@ -51,15 +63,15 @@ def container(name: str, value: C) -> C:
     """A module-level dict, set or list: emptied on a reset, its contents put back on the restore."""
 
     def reset() -> Restore:
-        saved = value.copy()  # type: ignore[union-attr]
+        saved = value.copy()
         value.clear()
 
         def restore() -> None:
             value.clear()
-            if isinstance(value, MutableSequence):
+            if isinstance(value, list):
                 value.extend(saved)
             else:
-                value.update(saved)  # type: ignore[union-attr]
+                value.update(saved)
 
         return restore
 

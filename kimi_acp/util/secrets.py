@@ -18,6 +18,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterable
+from typing import TypeAlias
 
 from . import process_state
 
@@ -191,6 +192,10 @@ def encoded_forms(value: str) -> list[tuple[str, ...]]:
     return forms
 
 
+# A trie of atoms: each key one atom (a character or a class) to the rest; "" marks a form's end.
+_Trie: TypeAlias = dict[str, "_Trie"]
+
+
 @process_state.cache  # patterns of secret values: none outlives the process that knew them
 @functools.lru_cache(maxsize=32)
 def _compile_forms(values: frozenset[str]) -> tuple[re.Pattern[str], ...]:
@@ -200,7 +205,7 @@ def _compile_forms(values: frozenset[str]) -> tuple[re.Pattern[str], ...]:
     each, the forms make a trie of atoms, so shared prefixes are walked once, and at a branch the
     longer continuation is tried first (a whole encoded value, padding included, before its inner
     part). A form that starts with a character class is there once per character it allows."""
-    tries: dict[str, dict[str, dict]] = {}
+    tries: dict[str, _Trie] = {}
     for value in values:
         for whole in encoded_forms(value):
             for form in [(first, *whole[1:]) for first in _CLASS_CHOICES.get(whole[0], whole[:1])]:
@@ -211,7 +216,7 @@ def _compile_forms(values: frozenset[str]) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(_trie_regex(trie)) for trie in tries.values())
 
 
-def _trie_regex(node: dict[str, dict]) -> str:
+def _trie_regex(node: _Trie) -> str:
     """The regex of a trie: a run of single atoms as it is (a loop, not recursion: a form may be
     thousands of atoms long), a branch as an alternation, a form ending inside a longer one as an
     optional rest."""

@@ -284,3 +284,25 @@ def test_without_an_api_key_the_environments_key_is_used(monkeypatch: pytest.Mon
     assert provider("AIza-configured-key-00001")._auth_headers() == {"x-goog-api-key": "AIza-configured-key-00001"}
     monkeypatch.setenv("GOOGLE_API_KEY", "AIza-google-wins-0000001")
     assert provider("")._auth_headers() == {"x-goog-api-key": "AIza-google-wins-0000001"}
+
+
+async def test_a_reference_to_a_boolean_schema_is_written_out_too(
+    server: FakeGeminiServer, provider: GeminiProvider
+) -> None:
+    # JSON Schema allows `true` (anything) and `false` (nothing) as schemas, so an MCP server's tool
+    # may have them under `$defs`; they used to fail the request with a TypeError (`{**True}`).
+    tools = [
+        ToolSpec(
+            "Store",
+            "Store a value",
+            {
+                "$defs": {"Any": True, "Never": False},
+                "type": "object",
+                "properties": {"value": {"$ref": "#/$defs/Any", "description": "anything"}, "old": {"$ref": "#/$defs/Never"}},
+            },
+        )
+    ]
+    server.enqueue(text_stream("ok"))
+    await collect(provider.stream("", tools, HISTORY))
+    (declaration,) = server.requests[0].body["tools"][0]["functionDeclarations"]
+    assert declaration["parametersJsonSchema"]["properties"] == {"value": {"description": "anything"}, "old": {"not": {}}}

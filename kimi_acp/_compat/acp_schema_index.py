@@ -15,6 +15,7 @@ import re
 import types
 from pathlib import Path
 
+from ..util.fs import private_dir
 from .acp_lazy_schema import Definition, Index, dump, index_file, read_index, schema_file
 
 log = logging.getLogger(__name__)
@@ -152,7 +153,7 @@ def write_index() -> Path | None:
         if read_index(path) is not None:
             return target  # cached and readable (a torn or foreign file is written again)
         data = dump(build_index(path))
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)  # 0700, and the share dir too if this made it
         temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         temporary.write_bytes(data)
         os.replace(temporary, target)

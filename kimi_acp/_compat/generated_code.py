@@ -169,7 +169,9 @@ def save() -> Path | None:
         cache.compiled = {}
         try:
             blob = marshal.dumps((CACHE_VERSION, entries))
-            cache.path.parent.mkdir(parents=True, exist_ok=True)
+            from ..util.fs import private_dir  # not at start-up: this runs after the first session
+
+            private_dir(cache.path.parent)  # 0700, and the share dir too if this made it
             temporary = cache.path.with_name(f".{cache.path.name}.{os.getpid()}.tmp")
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as f:

@@ -11,7 +11,10 @@ override variables, the same config entries. The modules, each with one job:
 - `oauth_client`: the HTTP calls to the OAuth service (device authorization, token, refresh).
 - `source`: what a provider asks for its `Authorization` header; refreshes when needed.
 - `device_flow`: signing in from a terminal (`kimi login`).
-- `account`: signing out and the status `kimi info` shows.
+- `sign_out`: signing out: the tokens and the account's config entries go (`kimi logout`, ACP `logout`).
+- `account`: the state of a login without its secrets (`kimi info`, the ACP sign-in gate).
+- `services`: the account's token for the web services (SearchWeb, FetchURL) configured with `oauth`.
+- `errors`: why an account cannot be used, in messages that never hold a token.
 
 Nothing here imports httpx at module level except `oauth_client`, which only refreshing and
 signing in load.

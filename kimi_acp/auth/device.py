@@ -8,11 +8,11 @@ name with other characters is stripped to its ASCII part.
 from __future__ import annotations
 
 import functools
-import os
 import platform
 import socket
 import uuid
 
+from ..util.fs import atomic_write_text
 from ..util.share_dir import share_dir
 
 PLATFORM_NAME = "kimi_cli"  # the client family the service knows; we are a drop-in for it
@@ -28,10 +28,7 @@ def device_id() -> str:
         return existing
     new = uuid.uuid4().hex
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(new)
+        atomic_write_text(path, new)  # 0600, in a share dir made 0700 if this is its first file
     except OSError:
         pass  # a read-only home: a per-process id still lets requests through
     return new

@@ -41,7 +41,7 @@ from typing import Any, Literal, overload
 
 from .config import Config, LoadedConfig, load_config
 from .core.agent_core import INTERNAL_SIGNALS, AgentCore, FromUser
-from .core.undo import UndoReport
+from .core.undo import UndoReport as UndoReport  # re-exported: the package root serves it from here
 from .simple_stream import SimpleEvent, SimpleStream, encode_event_line
 from .wire import jsonrpc as rpc
 from .wire.serde import WireDecodeError, from_envelope, to_envelope

@@ -26,10 +26,10 @@ from pydantic import (
     model_validator,
 )
 
-from .errors import ConfigError
+from .errors import ConfigError as ConfigError  # re-exported: front ends catch it from here
 from .util import secrets
 from .util.fs import open_private, private_share_dir
-from .util.share_dir import share_dir
+from .util.share_dir import share_dir as share_dir  # re-exported: callers find it next to the config
 
 if TYPE_CHECKING:
     from .wire.types import TokenUsage

@@ -5,7 +5,7 @@ Used by `kimi login` / `kimi logout` and by the ACP `logout` method (kimi_acp/au
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ def upsert(parent: Any, key: str, values: Mapping[str, Any]) -> Any:
     from tomlkit.items import InlineTable
 
     existing = parent.get(key)
-    if isinstance(existing, Mapping):
+    if isinstance(existing, MutableMapping):  # tomlkit's tables are
         for name, value in values.items():
             if existing.get(name) != value:
                 existing[name] = value

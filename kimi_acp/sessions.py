@@ -29,8 +29,12 @@ from .errors import SessionError
 from .util.file_lock import release, wait_lock
 from .util.fs import atomic_write_text, make_dirs_below, open_private, private_dir, private_share_dir
 
-# the layout, shared with Wire's early replay (sessions_root, work_dir_key: this module's API too)
-from .util.session_paths import canonical_path, is_valid_session_id, session_dir, sessions_root, work_dir_key
+# the layout, shared with Wire's early replay (re-exported: this module's API too)
+from .util.session_paths import canonical_path as canonical_path
+from .util.session_paths import is_valid_session_id as is_valid_session_id
+from .util.session_paths import session_dir
+from .util.session_paths import sessions_root as sessions_root
+from .util.session_paths import work_dir_key as work_dir_key
 from .util.share_dir import share_dir
 from .wire.types import TodoDisplayItem
 

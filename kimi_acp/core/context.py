@@ -20,7 +20,7 @@ import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
+from typing import IO
 
 from pydantic import ValidationError
 
@@ -47,7 +47,7 @@ class Context:
         self.estimated_tokens = 0  # ~chars/4 of prompt + history, kept up to date on every append
         self._counted = 0  # the last count recorded as `_usage`
         self._pending = 0  # ~chars/4 of what came after it (the prompt too, while nothing was counted)
-        self._file: TextIO | None = None
+        self._file: IO[str] | None = None
         self._seen: tuple[int, int, int] | None = None  # the file as this object last left it
 
     @classmethod
@@ -198,12 +198,13 @@ def rotation_path(path: Path) -> Path:
 def _swap_in(path: Path, pending: Path) -> None:
     """`path` → `context_N.jsonl`, then `pending` → `path`; if the second rename fails, the first
     is undone."""
-    rotated = None
+    rotated: Path | None = None
     if path.exists():
         n = 1
-        while (rotated := path.with_name(f"{path.stem}_{n}{path.suffix}")).exists():
+        while (candidate := path.with_name(f"{path.stem}_{n}{path.suffix}")).exists():
             n += 1
-        path.rename(rotated)
+        path.rename(candidate)
+        rotated = candidate
     try:
         os.replace(pending, path)
     except BaseException:

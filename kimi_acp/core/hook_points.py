@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from .hook_events import HOOK_EVENTS  # noqa: F401  (re-exported)
+from .hook_events import HOOK_EVENTS as HOOK_EVENTS  # re-exported
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import stat as _stat
 from collections.abc import Callable, Mapping
 from io import BufferedReader
 from pathlib import Path
+from typing import cast
 
 from ..util.child_env import child_environment
 from ..util.fs import replace_file
@@ -93,7 +94,10 @@ def _read_file(path: Path, limit: int | None) -> bytes:
 
 def _read_window(path: Path, offset: int, limit: int, max_line_chars: int, max_chars: int) -> TextWindow:
     """Stream the window's lines from disk; count the others in fixed-size chunks."""
-    with open_regular(path) as f:
+    with open_regular(path) as opened:
+        # open_regular opens with os.fdopen(fd, "rb"), a BufferedReader (its annotation says only
+        # BinaryIO, which has no readinto)
+        f = cast(BufferedReader, opened)
         if b"\x00" in f.read(_SNIFF_BYTES):
             raise BinaryFileError(f"{path} looks like a binary file (NUL bytes)")
         f.seek(0)
@@ -126,7 +130,7 @@ def _read_window(path: Path, offset: int, limit: int, max_line_chars: int, max_c
 def _count_lines(f: BufferedReader, chunk: bytearray) -> int:
     """Lines from the current position to the end; a final line without "\\n" counts."""
     count = 0
-    last = b"\n"
+    last: bytes | bytearray = b"\n"
     while n := f.readinto(chunk):
         count += chunk.count(b"\n", 0, n)
         last = chunk[n - 1 : n]
@@ -138,7 +142,7 @@ def _skip_lines(f: BufferedReader, chunk: bytearray, n: int) -> int:
     if n <= 0:
         return 0
     seen = 0
-    last = b"\n"
+    last: bytes | bytearray = b"\n"
     while True:
         at = f.tell()
         size = f.readinto(chunk)

@@ -95,7 +95,7 @@ def _match_git(words: tuple[Word, ...]) -> FormMatch | None:
             break
     forms = _git_forms()
     for length in (2, 1):
-        sub = tuple(w.value if w.plain else "\0" for w in words[index : index + length])
+        sub = tuple(w.value if w.plain and w.value is not None else "\0" for w in words[index : index + length])
         form = forms.get(sub) if len(sub) == length else None
         if form is not None:
             found = _match_args(form, words[index + length :])

@@ -93,7 +93,7 @@ class Rules:
         found: list[Rule] = []
         for verdict in ("deny", "ask", "allow"):
             for text in getattr(table, verdict, []) or []:
-                found.append(parse_rule(text, verdict))  # type: ignore[arg-type]
+                found.append(parse_rule(text, verdict))
         return cls(found)
 
     def __bool__(self) -> bool:
@@ -154,10 +154,10 @@ def _covering(allows: list[Rule], scope: Scope | None, work_dir: Path) -> Rule |
             if not all(word.plain for word in command.words[:1]):
                 return None
             words = _plain_prefix(command)
-            rule = next((r for r in allows if r.pattern is not None and _command_matches(r.pattern, words)), None)
-            if rule is None:
+            covering = next((r for r in allows if r.pattern is not None and _command_matches(r.pattern, words)), None)
+            if covering is None:
                 return None
-            used.append(rule)
+            used.append(covering)
         return used[0]
     return next((r for r in allows if r.pattern is not None and _single_matches(r.pattern, scope, work_dir)), None)
 

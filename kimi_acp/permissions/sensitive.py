@@ -42,7 +42,8 @@ _HOME_DIRS = (".ssh", ".gnupg", ".aws/sso/cache", ".aws/cli/cache", ".config/gcl
 _SSH_PUBLIC = (".pub", "known_hosts", "known_hosts.old", "authorized_keys")
 _SHARE_DIR_OPEN = ("skills", "plans")  # what of $KIMI_SHARE_DIR the agent may read like any file
 
-_extra: set[Path] = process_state.container(f"{__name__}._extra", set())  # files named at run time (a --config-file)
+_extra: set[Path] = set()  # files named at run time (a --config-file)
+process_state.container(f"{__name__}._extra", _extra)
 
 
 def register_sensitive_file(path: str | os.PathLike[str]) -> None:
@@ -115,8 +116,8 @@ def _reason(path: Path) -> str | None:
                 if directory == ".ssh" and (name.endswith(_SSH_PUBLIC) or name in _SSH_PUBLIC or name == "config"):
                     return None
                 return "a keys and tokens directory"
-    parts = [p.lower() for p in path.parts]
-    for index, part in enumerate(parts):
-        if part in (".aws", ".kimi") and any(p.startswith("credentials") for p in parts[index + 1 :]):
+    lowered = [p.lower() for p in path.parts]
+    for index, part in enumerate(lowered):
+        if part in (".aws", ".kimi") and any(p.startswith("credentials") for p in lowered[index + 1 :]):
             return "a credentials file"
     return None

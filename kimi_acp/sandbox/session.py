@@ -95,7 +95,7 @@ class SessionSandbox:
     def mode(self) -> Mode:
         for candidate in (self._session.state.sandbox, self.runtime_mode, self.settings.mode):
             if candidate in MODES:
-                return candidate  # type: ignore[return-value]
+                return candidate
         return "off"
 
     def set_mode(self, mode: str) -> None:
@@ -203,7 +203,9 @@ class SessionSandbox:
         if self.mode == "off" or self._told:
             return
         await asyncio.to_thread(self.detect)  # the probe, once per process, off the event loop
-        if self.mode != "off" and not self.confining and not self._told:
+        # Read again after the await (the mode may have been switched off meanwhile): a reason is
+        # given only for a mode that is on but cannot be enforced.
+        if self.unavailable_reason() is not None and not self._told:
             self._told = True
             log.warning("session %s: %s", self._session.id, self.describe())
             send(self.unavailable_notice())

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
 from ..util.fs import ends_with_newline, iter_json_objects, open_private
 from .serde import WireDecodeError, from_envelope, to_envelope
@@ -114,7 +114,7 @@ class WireRecorder:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file: TextIO | None = None
+        self._file: IO[str] | None = None
         self._merger = MessageMerger()
         self.last_timestamp: float | None = None
 
@@ -136,7 +136,7 @@ class WireRecorder:
             if f is not None:
                 f.close()
 
-    def _open(self) -> TextIO:
+    def _open(self) -> IO[str]:
         if self._file is None:
             # The session folder is made once, by sessions.create: never brought back here after a delete.
             f = open_private(self.path, "a", encoding="utf-8")  # 0600: it holds the conversation

@@ -6,7 +6,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from ..errors import ProtocolError
 
@@ -123,6 +123,14 @@ def _clean(text: str) -> str:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+@overload
+def without_lone_surrogates(value: str) -> str: ...
+
+
+@overload
+def without_lone_surrogates(value: Any) -> Any: ...
+
+
 def without_lone_surrogates(value: Any) -> Any:
     """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
     if isinstance(value, str):
@@ -200,11 +208,12 @@ def dumps(message: dict[str, Any]) -> bytes:
     escapes, which any JSON reader accepts, instead of failing the write."""
     orjson = sys.modules.get("orjson")
     fast = getattr(orjson, "dumps", None)
-    if fast is not None:
+    if orjson is not None and fast is not None:
         try:
             # Dataclasses and datetimes go to orjson's `default` (none given): an error, so the
             # json module decides about them, as before.
-            return fast(message, option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME) + b"\n"
+            line: bytes = fast(message, option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME)
+            return line + b"\n"
         except TypeError:  # orjson.JSONEncodeError is a TypeError
             pass
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))

@@ -18,7 +18,7 @@ from .types import (
     WireMessage,
 )
 
-_CONTENT_ADAPTER: TypeAdapter[Any] | None = None
+_CONTENT_ADAPTER: TypeAdapter[ContentPart] | None = None
 
 
 class WireDecodeError(ProtocolError, ValueError):
@@ -43,7 +43,7 @@ def to_envelope(message: WireMessage) -> dict[str, Any]:
     return {"type": type_name(message), "payload": message.model_dump(mode="json")}
 
 
-def _content_adapter() -> TypeAdapter[Any]:
+def _content_adapter() -> TypeAdapter[ContentPart]:
     global _CONTENT_ADAPTER
     if _CONTENT_ADAPTER is None:
         _CONTENT_ADAPTER = TypeAdapter(ContentPart)

@@ -24,7 +24,10 @@ from pydantic import (
 
 from ..errors import ToolError
 from .jsonrpc import without_lone_surrogates
-from .protocol import WIRE_PROTOCOL_LEGACY_VERSION, WIRE_PROTOCOL_VERSION  # noqa: F401  (re-exported)
+
+# re-exported: the vocabulary's version lives with its types
+from .protocol import WIRE_PROTOCOL_LEGACY_VERSION as WIRE_PROTOCOL_LEGACY_VERSION
+from .protocol import WIRE_PROTOCOL_VERSION as WIRE_PROTOCOL_VERSION
 
 
 class _Model(BaseModel):
@@ -405,6 +408,7 @@ class Request(_Model, _AnswerOf[AnswerT]):
     so "nobody can answer" is written once, here."""
 
     wire_type: ClassVar[str] = ""
+    id: str  # every request has one; its answer names it (`request_id`)
     _future: asyncio.Future[Any] | None = PrivateAttr(default=None)
 
     if not TYPE_CHECKING:
@@ -445,7 +449,6 @@ class Request(_Model, _AnswerOf[AnswerT]):
 
 class ApprovalRequest(Request["ApprovalResponse"]):
     wire_type: ClassVar[str] = "ApprovalRequest"
-    id: str
     tool_call_id: str
     sender: str
     action: str
@@ -468,7 +471,7 @@ class ApprovalRequest(Request["ApprovalResponse"]):
 
     @model_serializer(mode="wrap")
     def _without_unset_extensions(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         for key in ("session_scope", "warning", "sandbox"):
             if data.get(key) is None:
                 data.pop(key, None)
@@ -481,7 +484,6 @@ class ApprovalRequest(Request["ApprovalResponse"]):
 
 class ToolCallRequest(Request["ToolReturnValue"]):
     wire_type: ClassVar[str] = "ToolCallRequest"
-    id: str
     name: str
     arguments: str | None = None
 
@@ -518,7 +520,6 @@ class QuestionItem(_Model):
 
 class QuestionRequest(Request["QuestionResponse | QuestionNotSupported"]):
     wire_type: ClassVar[str] = "QuestionRequest"
-    id: str
     tool_call_id: str
     questions: list[QuestionItem]
 
@@ -536,7 +537,6 @@ class PlanQuestion(QuestionRequest):
 
 class HookRequest(Request["HookResponse"]):
     wire_type: ClassVar[str] = "HookRequest"
-    id: str
     subscription_id: str
     event: str
     target: str
@@ -570,10 +570,10 @@ class HookResponse(_Model):
 # --------------------------------------------------------------------------- the union
 
 WireMessage = (
-    Event | Request | TextPart | ThinkPart | ImageURLPart | AudioURLPart | VideoURLPart | ToolCall | ToolCallPart
+    Event | Request[Any] | TextPart | ThinkPart | ImageURLPart | AudioURLPart | VideoURLPart | ToolCall | ToolCallPart
 )
 
-EVENT_TYPES: dict[str, type[_Model]] = {
+EVENT_TYPES: dict[str, type[Event | ToolCall | ToolCallPart]] = {
     cls.wire_type: cls
     for cls in (
         TurnBegin, TurnEnd, StepBegin, StepInterrupted, StepRetry, CompactionBegin, CompactionEnd,
@@ -584,7 +584,7 @@ EVENT_TYPES: dict[str, type[_Model]] = {
 EVENT_TYPES["ToolCall"] = ToolCall
 EVENT_TYPES["ToolCallPart"] = ToolCallPart
 
-REQUEST_TYPES: dict[str, type[Request]] = {
+REQUEST_TYPES: dict[str, type[Request[Any]]] = {
     cls.wire_type: cls for cls in (ApprovalRequest, ToolCallRequest, QuestionRequest, HookRequest)
 }
 

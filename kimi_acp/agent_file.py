@@ -31,7 +31,7 @@ from __future__ import annotations
 import datetime
 import logging
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from .tools import DeferredTool
     from .tools.base import Tool
 
-    AnyTool = Tool | DeferredTool
+    AnyTool = Tool[Any] | DeferredTool
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class AgentSpec:
         chosen = list(available) if self.tools is None else [n for n in self.tools if n in available]
         return [n for n in chosen if n not in self.exclude_tools]
 
-    def select_tools(self, tools: list[AnyTool]) -> list[AnyTool]:
+    def select_tools(self, tools: Sequence[AnyTool]) -> list[AnyTool]:
         by_name = {t.name: t for t in tools}
         return [by_name[n] for n in self.tool_names(list(by_name))]
 
@@ -269,7 +269,7 @@ class AgentSetup:
     spec: AgentSpec
 
 
-def setup(spec: AgentSpec, make_tools: Callable[[], list[AnyTool]] | None = None) -> AgentSetup:
+def setup(spec: AgentSpec, make_tools: Callable[[], Sequence[AnyTool]] | None = None) -> AgentSetup:
     """The session's tools (built-ins filtered by the agent file) and its prompt builder.
 
     Unknown tool names are an AgentFileError, tools Kimi has and we do not are skipped (logged)."""

@@ -237,7 +237,7 @@ class Agent:
         if self._core is not None:
             await self._core.close()
 
-    async def _answer(self, request: Request) -> None:
+    async def _answer(self, request: Request[Any]) -> None:
         try:
             if isinstance(request, ApprovalRequest):
                 answer: Any = "approve"
@@ -299,7 +299,7 @@ def _load(config: Config | dict[str, Any] | str | Path | None) -> LoadedConfig:
 def _approval(request: ApprovalRequest, answer: Any) -> ApprovalResponse:
     if isinstance(answer, ApprovalResponse):
         return answer
-    feedback = None
+    feedback = ""  # none (ApprovalResponse reads a None from the tuple as "" too)
     if isinstance(answer, tuple):
         answer, feedback = answer
     if answer not in ("approve", "approve_for_session", "reject"):

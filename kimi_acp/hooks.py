@@ -325,8 +325,7 @@ def decide(returncode: int | None, stdout: str, stderr: str) -> _Outcome:
     if returncode == 2:
         return _Outcome(blocked=True, reason=stderr.strip())
     if returncode != 0:
-        signalled = returncode is not None and returncode < 0
-        how = f"killed by signal {-returncode}" if signalled else f"exit code {returncode}"
+        how = f"killed by signal {-returncode}" if returncode is not None and returncode < 0 else f"exit code {returncode}"
         tail = stderr.strip()[-500:]
         return _Outcome(problem=f"{how}" + (f"; stderr: {tail}" if tail else ""))
     text = stdout.strip()
@@ -385,11 +384,7 @@ def _result_text(task: asyncio.Task[bytes]) -> str:
 def secrets_of(config: Config) -> list[str]:
     """The API keys this session could know: the providers' and the environment's."""
     found = [os.environ.get(name, "") for name in known_secrets.KEY_VARIABLES]
-    for provider in config.providers.values():
-        key = getattr(provider, "api_key", None)
-        value = key.get_secret_value() if hasattr(key, "get_secret_value") else key
-        if isinstance(value, str):
-            found.append(value)
+    found.extend(provider.api_key.get_secret_value() for provider in config.providers.values())
     return [s for s in found if s]
 
 

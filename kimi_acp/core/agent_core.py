@@ -17,13 +17,14 @@ import random
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from ..config import TEST_PROVIDER_TYPES, Config, ConfigError, LoadedConfig, ResolvedModel, resolve_model
+from ..errors import ChatProviderError
 from ..front_end import DEFAULT_FRONT_END, FrontEnd, QuestionSupport
 from ..kaos.base import Kaos
 from ..kaos.tasks import TaskTable
-from ..llm.errors import ChatProviderError, is_context_overflow, is_retryable
+from ..llm.errors import is_context_overflow, is_retryable
 from ..llm.types import ChatProvider, ChatStream, Message
 from ..permissions.rules import Rules
 from ..sandbox.session import SessionSandbox
@@ -116,7 +117,7 @@ class AgentCore:
     refuses_settings: ClassVar[bool] = False
 
     @classmethod
-    def open(cls, *, session: Session, loaded_config: LoadedConfig, kaos: Kaos, **options: Any) -> AgentCore:
+    def open(cls, *, session: Session, loaded_config: LoadedConfig, kaos: Kaos, **options: Any) -> Self:
         """The session's core with its history read from `context.jsonl`; a new session also gets
         its system prompt written (and the config's `default_plan_mode` saved). `options` are the
         constructor's."""
@@ -135,7 +136,7 @@ class AgentCore:
         model_alias: str | None = None,
         thinking: bool | None = None,
         max_steps_per_turn: int | None = None,
-        tools: Sequence[Tool | DeferredTool] | None = None,
+        tools: Sequence[Tool[Any] | DeferredTool] | None = None,
         system_prompt: PromptBuilder | None = None,
         commands: Sequence[CommandProvider] = (),
         extra_dirs: Sequence[Path] = (),
@@ -187,7 +188,7 @@ class AgentCore:
         self._turn: asyncio.Task[TurnResult] | None = None
         self._turn_state: Literal["idle", "starting", "running"] = "idle"
         self._cancel_before_start = False
-        self._requests: dict[int, Request] = {}  # open requests of tools, by id()
+        self._requests: dict[int, Request[Any]] = {}  # open requests of tools, by id()
         self.services: list[TurnService] = []  # e.g. the session's MCP servers (see services.py)
         self.tasks = TaskTable(session.dir / "tasks")  # background tasks: outlive turns, not the session
         self.services.append(self.tasks)
@@ -701,7 +702,8 @@ class AgentCore:
 
     async def send_request(self, request: Request[AnswerT]) -> AnswerT:
         """Put a request on the stream and wait for whoever drives the session to answer it."""
-        if isinstance(request, QuestionRequest) and self.approvals.afk:
+        asks_question = isinstance(request, QuestionRequest)  # a flag, so `declined()` stays an AnswerT
+        if asks_question and self.approvals.afk:
             return request.declined()  # afk: nobody to ask, dismissed at once
         self._requests[id(request)] = request
         try:
@@ -809,4 +811,4 @@ class AgentCore:
 def _backoff(attempt: int, retry_after: float | None) -> float:
     if retry_after is not None and retry_after > 0:
         return min(retry_after, RETRY_AFTER_CAP_S)
-    return min(RETRY_MAX_S, RETRY_INITIAL_S * (2 ** (attempt - 1))) + random.uniform(0, 0.3)
+    return min(RETRY_MAX_S, RETRY_INITIAL_S * (2.0 ** (attempt - 1))) + random.uniform(0, 0.3)

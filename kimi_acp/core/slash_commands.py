@@ -335,7 +335,7 @@ async def _sandbox(core: SlashHost, args: str) -> None:
 async def _undo(core: SlashHost, args: str) -> TurnResult:
     from .undo import undo_command
 
-    return await undo_command(core, args)  # type: ignore[arg-type]  (the core is an UndoHost too)
+    return await undo_command(core, args)
 
 
 @BUILTINS.command("help", "List the slash commands and skills you can use")

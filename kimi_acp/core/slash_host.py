@@ -14,6 +14,7 @@ from .compaction import CompactionHost
 
 if TYPE_CHECKING:
     from ..config import ResolvedModel
+    from ..kaos.tasks import TaskTable
     from ..llm.types import ChatProvider
     from ..sessions import Session
     from ..tools.base import ToolContext
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from .session_controls import SessionControls
     from .slash import CommandProvider, SlashCommand
     from .turn import NestedTurn
+    from .undo import Checkpoints
 
 
 class SessionCommands(Protocol):
@@ -45,8 +47,17 @@ class SlashHost(CompactionHost, Protocol):
 
     approvals: Approvals
     session: Session
-    slash: SessionCommands
     controls: SessionControls  # every setting a command changes goes through it
+
+    @property
+    def slash(self) -> SessionCommands: ...
+
+    # What /undo uses besides (core/undo.py's `UndoHost`: the host is one too).
+    @property
+    def checkpoints(self) -> Checkpoints: ...
+
+    @property
+    def tasks(self) -> TaskTable: ...
 
     @property
     def plan_mode(self) -> bool: ...

@@ -35,6 +35,7 @@ from ..permissions.redaction import scrubbed
 from ..tools import DeferredTool
 from ..tools.base import (
     DEFAULT_TOOL_ENV,
+    Permit,
     Tool,
     ToolContext,
     ToolEnv,
@@ -126,14 +127,14 @@ class Toolset:
     `host` is the session (plan mode, the plan file, the hooks, the `ToolEnv`); a toolset without
     one is outside any session."""
 
-    def __init__(self, tools: Iterable[Tool | DeferredTool], host: ToolsetHost | None = None) -> None:
-        self._tools: dict[str, Tool | SchemaTool | DeferredTool] = {t.name: t for t in tools}
+    def __init__(self, tools: Iterable[Tool[Any] | DeferredTool], host: ToolsetHost | None = None) -> None:
+        self._tools: dict[str, Tool[Any] | SchemaTool | DeferredTool] = {t.name: t for t in tools}
         self._builtin_names = frozenset(self._tools)
         self._mcp_names: set[str] = set()
         self._host: ToolsetHost = host if host is not None else FixedHost()
         self.hidden: set[str] = set()
 
-    def get(self, name: str) -> Tool | SchemaTool | None:
+    def get(self, name: str) -> Tool[Any] | SchemaTool | None:
         tool = self._tools.get(name)
         if isinstance(tool, DeferredTool):
             tool = self._tools[name] = tool.create()
@@ -156,11 +157,11 @@ class Toolset:
         tool = self.get(name) if name not in self.hidden else None
         return tool is not None and tool.offer(self._host.tool_env()) is not None
 
-    def replace(self, tool: Tool) -> None:
+    def replace(self, tool: Tool[Any]) -> None:
         """Swap a built-in for another implementation with the same name (e.g. a client terminal)."""
         self._tools[tool.name] = tool
 
-    def add(self, tool: Tool | SchemaTool | DeferredTool) -> None:
+    def add(self, tool: Tool[Any] | SchemaTool | DeferredTool) -> None:
         self._tools[tool.name] = tool
 
     def facts(self, name: str) -> ToolFacts:
@@ -325,7 +326,7 @@ async def _with_plan(result: ToolReturnValue, ctx: ToolContext, plan: Path) -> T
 class _PlanFileApprover:
     """Approves the plan file write without asking: it is what plan mode is for."""
 
-    async def request(self, **_: Any) -> str:
+    async def request(self, **_: Any) -> Permit:
         return "not_needed"
 
 

@@ -25,6 +25,7 @@ as Kimi Code CLI keeps a reverted context) and the earlier history takes its pla
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import itertools
 import logging
@@ -142,7 +143,10 @@ class Checkpoints:
             if store.available and store.indexed_count() == 0 and root not in self._prewarming:
                 task = asyncio.create_task(asyncio.to_thread(_prewarm, store))
                 self._prewarming[root] = task
-                task.add_done_callback(lambda _, root=root: self._prewarming.pop(root, None))
+                task.add_done_callback(functools.partial(self._prewarmed, root))
+
+    def _prewarmed(self, root: str, _task: asyncio.Task[None]) -> None:
+        self._prewarming.pop(root, None)
 
     async def before_edit(self, path: Path) -> None:
         """WriteFile / StrReplaceFile is about to change `path`: keep what it holds (the first time
@@ -245,8 +249,8 @@ class Checkpoints:
         for root, snap in record.snapshots.items():
             self._end_snapshot(root, snap, changes, uncovered)
         for order, root, path, before in record.edits:
-            snap = record.snapshots.get(root)
-            if (root, path) in changes and snap is not None and snap.get("tree") and snap["order"] < order:
+            taken = record.snapshots.get(root)
+            if (root, path) in changes and taken is not None and taken.get("tree") and taken["order"] < order:
                 continue  # the snapshot, taken before this edit, holds the older state
             try:
                 after = current_state(Path(root), path)
@@ -500,9 +504,13 @@ class UndoHost(Protocol):
 
     session: Session
     context: Context
-    checkpoints: Checkpoints
     approvals: Approvals
-    tasks: TaskTable
+
+    @property
+    def checkpoints(self) -> Checkpoints: ...
+
+    @property
+    def tasks(self) -> TaskTable: ...
 
     @property
     def work_dir(self) -> Path: ...

@@ -26,9 +26,9 @@ log = logging.getLogger(__name__)
 PROVIDER_COST_CURRENCY = "USD"  # OpenRouter reports credits, one US dollar each
 
 
-def context_figures(tokens: int, max_size: int) -> dict[str, Any]:
+def context_figures(tokens: int, max_size: int | None) -> dict[str, Any]:
     """A StatusUpdate's context meter: how full the context is, of how much (the step's reply,
-    a compaction, an undo report it the same way)."""
+    a compaction, an undo report it the same way); no usage when the model's size is unknown."""
     return {
         "context_usage": round(tokens / max_size, 6) if max_size else None,
         "context_tokens": tokens,

@@ -93,7 +93,10 @@ class CommandSandbox(Protocol):
     nothing from the environment (what the command must see, such as its TMPDIR, is in the argv), so
     a client terminal on the same machine runs the wrapped argv just as `LocalKaos` does."""
 
-    name: str  # "bubblewrap", "landlock", "seatbelt": said in notes and on cards
+    @property
+    def name(self) -> str:
+        """"bubblewrap", "landlock", "seatbelt": said in notes and on cards."""
+        ...
 
     def wrap(self, argv: Sequence[str], cwd: Path) -> list[str]: ...
 
@@ -102,9 +105,12 @@ class Kaos(Protocol):
     """What a tool reads, writes and runs through (see the module's docstring for what does not)."""
 
     name: str
-    # Whether a command gets the agent's environment (without its credentials); False when it runs
-    # in the IDE's terminal, with the IDE's (permissions/shell_expand.py then reads none of it).
-    command_environment_known: bool
+
+    @property
+    def command_environment_known(self) -> bool:
+        """Whether a command gets the agent's environment (without its credentials); False when it
+        runs in the IDE's terminal, with the IDE's (permissions/shell_expand.py then reads none of it)."""
+        ...
 
     async def read_text(self, path: Path) -> str:
         """Whole file as text. Raises FileNotFoundError, IsADirectoryError, BinaryFileError."""

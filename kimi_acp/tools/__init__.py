@@ -6,7 +6,7 @@ docs/performance.md, Figures that used to live in the code)."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .base import Tool
@@ -45,9 +45,9 @@ class DeferredTool:
         self._module = module
         self._class = class_name
 
-    def create(self) -> Tool:
+    def create(self) -> Tool[Any]:
         module = importlib.import_module(f"{__name__}.{self._module}")
-        tool: Tool = getattr(module, self._class)()
+        tool: Tool[Any] = getattr(module, self._class)()
         return tool
 
     def __repr__(self) -> str:
@@ -59,6 +59,6 @@ def deferred_builtin_tools() -> list[DeferredTool]:
     return [DeferredTool(*entry) for entry in BUILTIN_TOOLS]
 
 
-def builtin_tools() -> list[Tool]:
+def builtin_tools() -> list[Tool[Any]]:
     """The default tool set, created now."""
     return [deferred.create() for deferred in deferred_builtin_tools()]

@@ -169,7 +169,7 @@ class ToolContext:
     approver: Approver
     todos: TodoStore
     # Sends a request (e.g. ToolCallRequest) to whoever drives the session and returns its answer.
-    send_request: Callable[[Request], Awaitable[Any]] | None = None
+    send_request: Callable[[Request[Any]], Awaitable[Any]] | None = None
     additional_dirs: list[Path] = field(default_factory=list)
     tool_name: str = ""  # the approval's `sender`
     plan: PlanHost | None = None  # plan mode, for the plan tools (tools/plan.py)

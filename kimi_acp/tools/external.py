@@ -5,17 +5,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..llm.types import ToolSpec
 from ..wire.types import ToolCallRequest, ToolResult, ToolReturnValue
 from .base import ToolContext, ToolEnv, tool_error
 
-_VALIDATOR_CLASS: Any = None
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
+_VALIDATOR_CLASS: type[Draft202012Validator] | None = None
 
 
-def _validator_class() -> Any:
+def _validator_class() -> type[Draft202012Validator]:
     global _VALIDATOR_CLASS
     if _VALIDATOR_CLASS is None:
         from jsonschema import Draft202012Validator  # lazy: a slow import, only for external tools
@@ -42,7 +45,7 @@ class SchemaTool:
         cls = _validator_class()
         from jsonschema.exceptions import SchemaError
 
-        self._validator: Any = None
+        self._validator: Draft202012Validator | None = None
         try:
             cls.check_schema(parameters)
             self._validator = cls(parameters)

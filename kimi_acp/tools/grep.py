@@ -340,7 +340,7 @@ def _parse_rg_output(text: str, params: GrepParams, work_dir: Path, approved: Pa
     """ripgrep's `--null` output as the lines the model sees (`path:line:text`, `path-line-text`,
     `--`, `path`, `path:count`), without the files that hold credentials (returned apart)."""
     if params.output_mode == "files_with_matches":  # each path ends with NUL, not a newline
-        records = [(name, "") for name in text.replace("\n", "").split("\0") if name]
+        records: list[tuple[str | None, str]] = [(name, "") for name in text.replace("\n", "").split("\0") if name]
     else:
         records = [line.partition("\0")[::2] if "\0" in line else (None, line) for line in text.splitlines()]
     lines: list[str] = []

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from ..llm.types import ToolSpec
 from ..util.regular_file import NotRegularFileError
-from ..wire.types import ImageURLPart, MediaURL, TextPart, ToolReturnValue, VideoURLPart
+from ..wire.types import ContentPart, ImageURLPart, MediaURL, TextPart, ToolReturnValue, VideoURLPart
 from .base import Params, Tool, ToolContext, ToolEnv, tool_error, tool_ok
 from .permits import permit_read
 from .read import media_kind, read_error, resolve_path
@@ -126,5 +126,5 @@ class ReadMediaFile(Tool[ReadMediaFileParams]):
         part: ImageURLPart | VideoURLPart = (
             ImageURLPart(image_url=MediaURL(url=url)) if kind == "image" else VideoURLPart(video_url=MediaURL(url=url))
         )
-        output = [TextPart(text=f'<{kind} path="{path}">'), part, TextPart(text=f"</{kind}>")]
+        output: list[ContentPart] = [TextPart(text=f'<{kind} path="{path}">'), part, TextPart(text=f"</{kind}>")]
         return tool_ok(output, message=f"Loaded {kind} file `{path}` ({mime}, {size} bytes).")

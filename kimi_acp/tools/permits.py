@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -73,7 +74,7 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
-async def permit_edit(ctx: ToolContext, path: Path, description: str, display: list[DisplayBlock]) -> None:
+async def permit_edit(ctx: ToolContext, path: Path, description: str, display: Sequence[DisplayBlock]) -> None:
     """Before a file changes: in the workspace, outside it (per directory), or protected (always)."""
     reason = protected_reason(path)
     warning = f"{code_span(str(path))} is {reason}." if reason is not None else None

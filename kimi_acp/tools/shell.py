@@ -157,14 +157,14 @@ async def _approve(ctx: ToolContext, params: ShellParams, action: str, verb: str
     # A command naming a credentials file or a protected path asks as ReadFile and WriteFile
     # would: always, with the warning (in a sandbox that hides and locks those files, only for a
     # file it leaves readable; Landlock hides nothing).
-    guarded = confinement is not None and confinement.guards_credentials
+    guarding = confinement if confinement is not None and confinement.guards_credentials else None
     judgement = judge_command(
         command,
         ctx.work_dir,
         ctx.may_read,
-        hidden=confinement.policy.hides if guarded else None,
-        writable=confinement.policy.writes_to if guarded else None,
-        git_unguarded=confinement is not None and not guarded,
+        hidden=guarding.policy.hides if guarding is not None else None,
+        writable=guarding.policy.writes_to if guarding is not None else None,
+        git_unguarded=confinement is not None and guarding is None,
         action=action,
         environment_known=ctx.kaos.command_environment_known,
     )

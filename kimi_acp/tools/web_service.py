@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ToolError
 from ..util import process_state
@@ -40,7 +40,18 @@ class ServiceAuth:
     headers: Mapping[str, str] = field(default_factory=dict)  # e.g. the device's X-Msh-* headers
 
 
-OAuthTokenSource = Callable[["OAuthRef"], Awaitable[ServiceAuth | None]]
+class AccountToken(Protocol):
+    """The shape of a token source's answer: a `ServiceAuth`, or kimi_acp/auth's `AccountAuth`
+    (which cannot import this module: web_service imports auth, and the graph stays acyclic)."""
+
+    @property
+    def token(self) -> str: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+
+OAuthTokenSource = Callable[["OAuthRef"], Awaitable[AccountToken | None]]
 
 # ---------------------------------------------------------------------------------------------
 # OAUTH PLUG-IN POINT. Unset, a service with `oauth` asks kimi_acp/auth/services.py (the Kimi

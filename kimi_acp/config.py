@@ -29,7 +29,7 @@ from pydantic import (
 from .errors import ConfigError as ConfigError  # re-exported: front ends catch it from here
 from .util import secrets
 from .util.fs import open_private, private_share_dir
-from .util.share_dir import share_dir as share_dir  # re-exported: callers find it next to the config
+from .util.share_dir import share_dir
 
 if TYPE_CHECKING:
     from .wire.types import TokenUsage

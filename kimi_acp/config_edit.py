@@ -27,7 +27,7 @@ def upsert(parent: Any, key: str, values: Mapping[str, Any]) -> Any:
     from tomlkit.items import InlineTable
 
     existing = parent.get(key)
-    if isinstance(existing, MutableMapping):  # tomlkit's tables are
+    if isinstance(existing, MutableMapping):  # a tomlkit table (or inline table) is one
         for name, value in values.items():
             if existing.get(name) != value:
                 existing[name] = value

@@ -42,8 +42,7 @@ _HOME_DIRS = (".ssh", ".gnupg", ".aws/sso/cache", ".aws/cli/cache", ".config/gcl
 _SSH_PUBLIC = (".pub", "known_hosts", "known_hosts.old", "authorized_keys")
 _SHARE_DIR_OPEN = ("skills", "plans")  # what of $KIMI_SHARE_DIR the agent may read like any file
 
-_extra: set[Path] = set()  # files named at run time (a --config-file)
-process_state.container(f"{__name__}._extra", _extra)
+_extra: set[Path] = process_state.container(f"{__name__}._extra", set())  # files named at run time (a --config-file)
 
 
 def register_sensitive_file(path: str | os.PathLike[str]) -> None:

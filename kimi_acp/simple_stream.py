@@ -278,10 +278,6 @@ class SimpleStream:
         self._run_usage: Usage | None = None
         self._last = StepEnd()
 
-    @property
-    def in_run(self) -> bool:
-        return self._depth > 0
-
     def feed(self, message: Any) -> list[SimpleEvent]:
         """The events one Wire message produces (often none): its handler's, outside a run only a
         TurnBegin's. Anything without a handler (approvals, hooks, subagents' messages) maps to nothing."""

@@ -22,6 +22,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..util.fs import private_dir
 from ..util.share_dir import share_dir
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def plan_file_path(session: Session) -> Path:
     plan mode turns off (also across restarts: it is in state.json)."""
     path = plans_dir() / f"{ensure_plan(session)}.md"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)  # 0700 like the rest of the share dir: plans quote the user's code
     except OSError as exc:
         log.warning("cannot create %s: %s", path.parent, exc)
     return path

@@ -1,6 +1,6 @@
 """Who a turn comes from, what it ends with (a slash command's too), and the internal signals that ride the message stream beside it.
 
-Kept apart from `agent.py` so the modules the turn loop calls (slash commands, compaction) can name
+Kept apart from `agent_core.py` so the modules the turn loop calls (slash commands, compaction) can name
 these without importing the agent itself.
 """
 

@@ -1,7 +1,8 @@
 """Commands in a process group of their own: start one safely, wait for it, kill it whole.
 
-Shared by `LocalKaos` (the Shell tool) and the hook engine: both start the user's shell with
-`start_new_session=True`, so killing the group also kills whatever the command started.
+Shared by `LocalKaos` (the Shell tool), background tasks (kaos/tasks.py), the hook engine and
+plugin tools: each starts its command with `start_new_session=True`, so killing the group also
+kills whatever the command started.
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ def test_the_plan_file_is_named_like_kimis_and_survives_a_reload(share_dir: Path
     assert plan_file.current_plan_path(session) is None and plan_file.read_plan(session) is None
     path = plan_file.plan_file_path(session)
     assert path.parent == share_dir / "plans" and path.parent.is_dir()
+    assert (path.parent.stat().st_mode & 0o777) == 0o700  # private like the share dir: plans quote the code
     assert re.fullmatch(r"[a-z0-9-]+", path.stem) and len(path.stem.split("-")) >= 3
     assert plan_file.plan_file_path(session) == path  # stable within the round
     reloaded = sessions.find(session.work_dir, session.id)

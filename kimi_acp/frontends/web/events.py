@@ -31,12 +31,6 @@ from ...wire.types import (
 )
 from .diffview import page_display
 
-# The page's own methods (documented in docs/web.md).
-EXTRA_METHODS = (
-    "Reset", "HistoryEnd", "Status", "ToolDisplay", "ApprovalRequest", "QuestionRequest", "RequestResolved",
-    "Steer", "Notice", "Error", "Plan", "Subagent", "ToolOutput", "Undo",
-)  # fmt: skip
-
 
 def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"jsonrpc": JSONRPC_VERSION, "method": method, "params": params or {}}

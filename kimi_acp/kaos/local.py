@@ -19,7 +19,6 @@ import stat as _stat
 from collections.abc import Callable, Mapping
 from io import BufferedReader
 from pathlib import Path
-from typing import cast
 
 from ..util.child_env import child_environment
 from ..util.fs import replace_file
@@ -94,10 +93,7 @@ def _read_file(path: Path, limit: int | None) -> bytes:
 
 def _read_window(path: Path, offset: int, limit: int, max_line_chars: int, max_chars: int) -> TextWindow:
     """Stream the window's lines from disk; count the others in fixed-size chunks."""
-    with open_regular(path) as opened:
-        # open_regular opens with os.fdopen(fd, "rb"), a BufferedReader (its annotation says only
-        # BinaryIO, which has no readinto)
-        f = cast(BufferedReader, opened)
+    with open_regular(path) as f:
         if b"\x00" in f.read(_SNIFF_BYTES):
             raise BinaryFileError(f"{path} looks like a binary file (NUL bytes)")
         f.seek(0)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from io import BufferedReader
 from pathlib import Path
-from typing import BinaryIO
 
 from ..errors import ToolError
 
@@ -60,7 +60,7 @@ def check_regular(path: str | Path, mode: int) -> None:
         raise NotRegularFileError(path, mode)
 
 
-def open_regular(path: str | Path) -> BinaryIO:
+def open_regular(path: str | Path) -> BufferedReader:
     """Open a regular file for reading (binary), never blocking on anything else.
 
     Every read of a file whose path someone else chose (a tool's argument, a repository's

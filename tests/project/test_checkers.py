@@ -1,8 +1,7 @@
 """The checkers are gates: `ruff check` and `mypy` pass on the whole tree, as configured in pyproject.toml.
 
-ruff runs the rule selection in `[tool.ruff.lint]` over the package, the tests, bench/ and scripts;
-mypy checks the package (`[tool.mypy]`), strict on core/, permissions/, sandbox/ and wire/. Both
-are pinned in the dev extras, so a failure here is a change in this tree, not a new release. They
+ruff runs the rule selection in `[tool.ruff.lint]` over the package, the tests and bench/; mypy
+checks the whole package strict (`[tool.mypy]`). Both are pinned in the dev extras, so a failure here is a change in this tree, not a new release. They
 run as tests so that `scripts/test` (what CI and a developer run) holds them, in parallel with the
 rest of the suite; a checker that is not installed fails, it never skips.
 """

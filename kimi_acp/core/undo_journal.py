@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..util.fs import (
+    atomic_write_bytes,
     atomic_write_text,
     ends_with_newline,
     file_stamp,
-    fsync_dir,
     iter_json_objects,
     open_private,
     private_dir,
@@ -177,14 +177,7 @@ class Journal:
         target = self.blobs / sha
         if target.exists():
             return
-        private_dir(self.blobs)
-        fd = os.open(self.blobs / f".{sha}.tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(self.blobs / f".{sha}.tmp", target)
-        fsync_dir(self.blobs)
+        atomic_write_bytes(target, data)  # 0600, fsynced, in a 0700 folder
 
     def read_blob(self, sha: str) -> bytes:
         return (self.blobs / sha).read_bytes()

@@ -32,9 +32,13 @@ def atomic_write_text(path: Path, text: str, *, mode: int | None = None, make_pa
     `make_parents=False`: a missing folder is a FileNotFoundError, not re-created (a session
     folder another process deleted stays deleted).
     """
+    atomic_write_bytes(path, text.encode("utf-8"), mode=mode, make_parents=make_parents)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, make_parents: bool = True) -> None:
+    """`atomic_write_text` for bytes (undo's saved copies of files)."""
     if make_parents:
         private_dir(path.parent)
-    data = text.encode("utf-8")
     _replace_with(path, lambda f: f.write(data), PRIVATE_FILE_MODE if mode is None else mode)
 
 

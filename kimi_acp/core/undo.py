@@ -111,6 +111,7 @@ class Checkpoints:
                 Path(root),
                 max_file_bytes=self.settings.max_file_bytes,
                 max_files=self.settings.max_files,
+                within=self.journal.directory.parent,
             )
         return self._stores[root]
 

@@ -29,8 +29,8 @@ from ..util.fs import (
     ends_with_newline,
     file_stamp,
     iter_json_objects,
+    make_dirs_below,
     open_private,
-    private_dir,
 )
 
 log = logging.getLogger(__name__)
@@ -160,10 +160,15 @@ class Journal:
 
     # ------------------------------------------------------------------ writing
 
+    def make_dirs(self, path: Path) -> None:
+        """Create `path` (this folder or one below it), 0700, but never the session folder above:
+        a session deleted while a turn or a read-ahead still runs stays deleted (FileNotFoundError)."""
+        make_dirs_below(self.directory.parent, path)
+
     def append(self, event: dict[str, Any], *, durable: bool = False) -> None:
         """One event, as one line. `durable`: fsynced (an edit's record must outlive a crash that
         happens after the edit)."""
-        private_dir(self.directory)
+        self.make_dirs(self.directory)
         line = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
         torn = self.path.exists() and not ends_with_newline(self.path)
         with open_private(self.path, "a", encoding="utf-8") as f:
@@ -177,7 +182,8 @@ class Journal:
         target = self.blobs / sha
         if target.exists():
             return
-        atomic_write_bytes(target, data)  # 0600, fsynced, in a 0700 folder
+        self.make_dirs(self.blobs)
+        atomic_write_bytes(target, data, make_parents=False)  # 0600, fsynced, in a 0700 folder
 
     def read_blob(self, sha: str) -> bytes:
         return (self.blobs / sha).read_bytes()
@@ -215,7 +221,8 @@ class Journal:
                     )
             elif event.get("turn") in keep:
                 lines.append(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
-        atomic_write_text(self.path, "".join(line + "\n" for line in lines))
+        self.make_dirs(self.directory)
+        atomic_write_text(self.path, "".join(line + "\n" for line in lines), make_parents=False)
         self._cache = None
 
     def prune_blobs(self, keep: set[str]) -> None:
@@ -233,7 +240,8 @@ class Journal:
     # ------------------------------------------------------------------ an undo under way
 
     def save_pending(self, data: dict[str, Any]) -> None:
-        atomic_write_text(self.pending_path, json.dumps(data, ensure_ascii=False))
+        self.make_dirs(self.directory)
+        atomic_write_text(self.pending_path, json.dumps(data, ensure_ascii=False), make_parents=False)
 
     def load_pending(self) -> dict[str, Any] | None:
         try:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SessionError
-from ..util.fs import atomic_write_text, private_dir
+from ..util.fs import atomic_write_text, make_dirs_below, private_dir
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +108,13 @@ def git_path() -> str | None:
 class ShadowStore:
     """The snapshots of one directory (`root`), kept in `directory` (under the session's folder)."""
 
-    def __init__(self, directory: Path, root: Path, *, max_file_bytes: int, max_files: int) -> None:
+    def __init__(
+        self, directory: Path, root: Path, *, max_file_bytes: int, max_files: int, within: Path | None = None
+    ) -> None:
+        """`within`: a folder above `directory` that the store never creates (the session's: one
+        deleted while a read-ahead runs stays deleted)."""
         self.directory = Path(os.path.abspath(directory))
+        self.within = Path(os.path.abspath(within)) if within is not None else None
         self.root = Path(os.path.abspath(root))
         self.max_file_bytes = max_file_bytes
         self.max_files = max_files
@@ -179,7 +184,10 @@ class ShadowStore:
         that keep bytes exact."""
         if (self.directory / "HEAD").is_file():
             return
-        private_dir(self.directory)
+        if self.within is not None:
+            make_dirs_below(self.within, self.directory)
+        else:
+            private_dir(self.directory)
         if self._git is None:
             raise ShadowError("git is not installed")
         env = {
@@ -192,7 +200,8 @@ class ShadowStore:
             )  # fmt: skip
         except (OSError, subprocess.SubprocessError) as exc:
             raise ShadowError(f"git init failed: {exc}") from None
-        atomic_write_text(self.directory / "info" / "attributes", ATTRIBUTES)
+        make_dirs_below(self.directory, self.directory / "info")
+        atomic_write_text(self.directory / "info" / "attributes", ATTRIBUTES, make_parents=False)
 
     # ------------------------------------------------------------------ snapshots
 
@@ -265,7 +274,7 @@ class ShadowStore:
         for path in deleted:
             changed = known.pop(path, None) is not None or changed
         if changed:
-            atomic_write_text(self.directory / "modes.json", json.dumps(known, separators=(",", ":")))
+            atomic_write_text(self.directory / "modes.json", json.dumps(known, separators=(",", ":")), make_parents=False)
         return prior
 
     def _load_modes(self) -> dict[str, int]:

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.requires_tool("git")
 
 
 def checkpoints(tmp_path: Path, work: Path, **settings: int) -> Checkpoints:
+    (tmp_path / "session").mkdir(exist_ok=True)  # the session folder exists; undo makes what is below it
     return Checkpoints(tmp_path / "session" / "undo", UndoSettings(**settings), lambda: [work])
 
 
@@ -127,3 +128,27 @@ async def test_a_stale_index_lock_left_by_a_killed_process_is_removed(tmp_path: 
     with pytest.raises(ShadowError, match=r"index\.lock|remove the file"):
         store.snapshot()
     assert lock.exists()
+
+
+async def test_a_deleted_session_is_never_brought_back_by_undo(tmp_path: Path) -> None:
+    """`session/delete` while a turn (or the store's read-ahead) still runs: undo's records must not
+    re-create the session folder (it once came back with undo/shadow/…/info/attributes in it)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("a\n")
+    session = tmp_path / "session"
+    cp = checkpoints(tmp_path, work)
+    store = cp.store(os.path.realpath(work))
+    session.rmdir()  # deleted before anything was written
+    with pytest.raises(FileNotFoundError):
+        store.ensure()
+    with pytest.raises(FileNotFoundError):
+        cp.journal.append({"event": "begin", "turn": 1})
+    with pytest.raises(FileNotFoundError):
+        cp.journal.store_blob("0" * 40, b"old bytes")
+    with pytest.raises(FileNotFoundError):
+        cp.journal.save_pending({"turns": [1]})
+    await cp.begin_turn("turn 1", tmp_path / "context.jsonl")  # never raises: logged, not recorded
+    await cp.before_command()
+    await cp.end_turn()
+    assert not session.exists()

@@ -60,7 +60,8 @@ async def test_deleting_a_session_with_a_running_turn_cancels_it(share, project)
         assert await _delete(agent, session_id) == {}
         response = await asyncio.wait_for(prompt, 5)
         assert response.stop_reason == "cancelled"
-        assert not list((share / "sessions").glob(f"*/{session_id}"))
+        left = list((share / "sessions").glob(f"*/{session_id}"))
+        assert not left, [str(p) for d in left for p in d.rglob("*")]
 
 
 async def test_errors_put_the_actionable_text_in_message(share, project, tmp_path):

@@ -109,9 +109,9 @@ class Checkpoints:
             self._stores[root] = ShadowStore(
                 self.journal.directory / "shadow" / key,
                 Path(root),
+                within=self.journal.directory.parent,
                 max_file_bytes=self.settings.max_file_bytes,
                 max_files=self.settings.max_files,
-                within=self.journal.directory.parent,
             )
         return self._stores[root]
 

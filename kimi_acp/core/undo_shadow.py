@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SessionError
-from ..util.fs import atomic_write_text, make_dirs_below, private_dir
+from ..util.fs import atomic_write_text, make_dirs_below
 
 log = logging.getLogger(__name__)
 
@@ -109,12 +109,12 @@ class ShadowStore:
     """The snapshots of one directory (`root`), kept in `directory` (under the session's folder)."""
 
     def __init__(
-        self, directory: Path, root: Path, *, max_file_bytes: int, max_files: int, within: Path | None = None
+        self, directory: Path, root: Path, *, within: Path, max_file_bytes: int, max_files: int
     ) -> None:
         """`within`: a folder above `directory` that the store never creates (the session's: one
         deleted while a read-ahead runs stays deleted)."""
         self.directory = Path(os.path.abspath(directory))
-        self.within = Path(os.path.abspath(within)) if within is not None else None
+        self.within = Path(os.path.abspath(within))
         self.root = Path(os.path.abspath(root))
         self.max_file_bytes = max_file_bytes
         self.max_files = max_files
@@ -184,10 +184,7 @@ class ShadowStore:
         that keep bytes exact."""
         if (self.directory / "HEAD").is_file():
             return
-        if self.within is not None:
-            make_dirs_below(self.within, self.directory)
-        else:
-            private_dir(self.directory)
+        make_dirs_below(self.within, self.directory)
         if self._git is None:
             raise ShadowError("git is not installed")
         env = {
